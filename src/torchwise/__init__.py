@@ -1,0 +1,32 @@
+"""torchwise: the whole PyTorch path in one tool.
+
+``import torchwise`` is cheap: torch and everything heavy load on first use of the API.
+
+>>> import torchwise
+>>> callable(torchwise.fit)
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> "module:attribute", resolved on first access
+_LAZY: dict[str, str] = {
+    "TorchwiseError": "torchwise.errors:TorchwiseError",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'torchwise' has no attribute {name!r}")
+    module_name, attr = target.split(":")
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value

@@ -1,0 +1,3 @@
+from torchwise.cli import main
+
+main()

@@ -1,0 +1,62 @@
+"""The ``torchwise`` command: a tiny root that registers one module per command.
+
+Each command module defines ``command`` (a typer-annotated function) and imports nothing
+heavy at module level, so ``torchwise --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+# name -> module; each module exposes `command`. Add a line here to add a command.
+COMMANDS: dict[str, str] = {
+}
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="torchwise",
+        help="The whole PyTorch path in one tool: check, train, tune, diagnose, export.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def root(
+        debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+    ) -> None:
+        """torchwise: train PyTorch models with every careful practice switched on."""
+
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        app.command(name)(module.command)
+    return app
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning `TorchwiseError` into `error:`/`hint:` and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    from torchwise.errors import TorchwiseError
+
+    try:
+        build_app()(args=args, prog_name="torchwise", standalone_mode=True)
+    except TorchwiseError as err:
+        if debug:
+            raise
+        report_error(err)
+        raise SystemExit(err.exit_code) from None
+
+
+def report_error(err: BaseException) -> None:
+    """Print ``error:`` and, where known, ``hint:`` on stderr."""
+    message = getattr(err, "message", str(err))
+    print(f"error: {message}", file=sys.stderr)
+    hint = getattr(err, "hint", None)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
