@@ -17,6 +17,10 @@ __version__ = "0.1.0"
 # public name -> "module:attribute", resolved on first access
 _LAZY: dict[str, str] = {
     "TorchwiseError": "torchwise.errors:TorchwiseError",
+    "fit": "torchwise.api:fit",
+    "load_config": "torchwise.config:load_config",
+    "RunConfig": "torchwise.config:RunConfig",
+    "RunResult": "torchwise.train.run:RunResult",
 }
 
 __all__ = ["__version__", *_LAZY]

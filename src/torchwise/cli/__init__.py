@@ -13,6 +13,7 @@ import typer
 
 # name -> module; each module exposes `command`. Add a line here to add a command.
 COMMANDS: dict[str, str] = {
+    "train": "torchwise.cli.train",
 }
 
 
@@ -51,6 +52,12 @@ def main(argv: list[str] | None = None) -> None:
             raise
         report_error(err)
         raise SystemExit(err.exit_code) from None
+    except Exception as err:  # a bug, ours or in user code: short message, traceback with --debug
+        if debug:
+            raise
+        print(f"error: unexpected {type(err).__name__}: {err}", file=sys.stderr)
+        print("hint: rerun with --debug for the traceback", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def report_error(err: BaseException) -> None:

@@ -1,0 +1,162 @@
+"""What torchwise costs over a hand-written loop: same model, data, seed and batch size.
+
+Variants run interleaved in one process (round-robin, order rotated each repeat) so that
+machine noise hits them alike; each reports the median time per epoch and its ratio to the
+hand loop. Lightning and Accelerate join when the `bench` extra is installed.
+
+    python benchmarks/overhead.py [--repeats 7] [--epochs 2] [--json benchmarks/results/overhead.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+SAMPLES, FEATURES, CLASSES, BATCH = 20_000, 32, 10, 128
+
+
+def make_data() -> TensorDataset:
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(SAMPLES, FEATURES, generator=generator)
+    y = (x[:, :CLASSES] + 0.5 * torch.randn(SAMPLES, CLASSES, generator=generator)).argmax(1)
+    return TensorDataset(x, y)
+
+
+def make_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                         nn.Linear(256, CLASSES))
+
+
+def hand_loop(data: TensorDataset, epochs: int) -> None:
+    """The seeds' loop: zero_grad, forward, loss, backward, step."""
+    model = make_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loader = DataLoader(data, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0))
+    for _ in range(epochs):
+        model.train()
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+
+
+def torchwise_fit(data: TensorDataset, epochs: int, *, minimal: bool) -> None:
+    import torchwise
+
+    config: dict = {"train": {"epochs": epochs, "batch_size": BATCH}, "log": {"progress": "bar"}}
+    if minimal:
+        config = {"train": {"epochs": epochs, "batch_size": BATCH, "clip_grad_norm": None},
+                  "schedule": {"name": "constant"}, "checkpoint": {"enabled": False},
+                  "log": {"progress": "off", "every_n_steps": 10_000}}
+    with tempfile.TemporaryDirectory() as runs:
+        torchwise.fit(make_model(), data, config=config, runs_dir=runs)
+
+
+def lightning_fit(data: TensorDataset, epochs: int) -> None:
+    import lightning as L
+
+    class Module(L.LightningModule):
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = make_model()
+
+        def training_step(self, batch, _):
+            x, y = batch
+            return F.cross_entropy(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+    loader = DataLoader(data, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0))
+    with tempfile.TemporaryDirectory() as root:
+        trainer = L.Trainer(max_epochs=epochs, accelerator="cpu", logger=False, enable_checkpointing=False,
+                            enable_progress_bar=False, enable_model_summary=False, default_root_dir=root)
+        trainer.fit(Module(), loader)
+
+
+def accelerate_fit(data: TensorDataset, epochs: int) -> None:
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(cpu=True)
+    model = make_model()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loader = DataLoader(data, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0))
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    for _ in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(x), y)
+            accelerator.backward(loss)
+            optimizer.step()
+
+
+def available_variants() -> dict[str, Callable[[TensorDataset, int], None]]:
+    variants: dict[str, Callable[[TensorDataset, int], None]] = {
+        "hand loop": hand_loop,
+        "torchwise defaults": lambda d, e: torchwise_fit(d, e, minimal=False),
+        "torchwise minimal": lambda d, e: torchwise_fit(d, e, minimal=True),
+    }
+    try:
+        import lightning  # noqa: F401
+
+        variants["lightning"] = lightning_fit
+    except ImportError:
+        pass
+    try:
+        import accelerate  # noqa: F401
+
+        variants["accelerate"] = accelerate_fit
+    except ImportError:
+        pass
+    return variants
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=Path("benchmarks/results/overhead.json"))
+    args = parser.parse_args()
+
+    data = make_data()
+    variants = available_variants()
+    names = list(variants)
+    for name in names:  # warm-up: imports, allocator, first-call costs
+        variants[name](data, 1)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for repeat in range(args.repeats):
+        order = names[repeat % len(names):] + names[: repeat % len(names)]
+        for name in order:
+            start = time.perf_counter()
+            variants[name](data, args.epochs)
+            times[name].append((time.perf_counter() - start) / args.epochs)
+
+    hand = statistics.median(times["hand loop"])
+    rows = [{"variant": name, "median_epoch_s": statistics.median(times[name]),
+             "ratio": statistics.median(times[name]) / hand, "epoch_times_s": times[name]} for name in names]
+    machine = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    print(f"overhead: MLP {FEATURES}-256-256-{CLASSES}, {SAMPLES} samples, batch {BATCH}, AdamW, "
+          f"{args.epochs} epochs x {args.repeats} repeats, interleaved; {machine}")
+    print(f"{'variant':<20} {'median s/epoch':>15} {'ratio':>7}")
+    for row in rows:
+        print(f"{row['variant']:<20} {row['median_epoch_s']:>15.4f} {row['ratio']:>6.3f}x")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"machine": machine, "epochs": args.epochs, "repeats": args.repeats,
+                                     "rows": rows}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

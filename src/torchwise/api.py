@@ -1,0 +1,46 @@
+"""The Python API: `fit` trains a plain nn.Module on a Dataset or DataLoader.
+
+>>> import torch, tempfile
+>>> from torch.utils.data import TensorDataset
+>>> x = torch.randn(64, 3); y = x @ torch.tensor([[1.0], [2.0], [3.0]])
+>>> result = fit(torch.nn.Linear(3, 1), TensorDataset(x, y), config={"task": {"type": "regression"},
+...     "train": {"epochs": 2}, "log": {"progress": "off"}}, runs_dir=tempfile.mkdtemp())
+>>> result.status, result.summary["epochs"]
+('completed', 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from torchwise.config import RunConfig, load_config
+
+
+def fit(model: Any, train_data: Any, val_data: Any = None, *,
+        config: RunConfig | dict[str, Any] | str | Path | None = None,
+        overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
+        quiet: bool = False) -> Any:
+    """Train ``model`` with every torchwise default on, and write a run folder.
+
+    ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
+    ``model`` sections are not used (you pass them in). Returns a `RunResult` with the run's
+    folder, its summary and its best metric.
+    """
+    from torchwise.train.run import run_training
+
+    cfg = resolve_config(config, overrides)
+    cfg.data.source = "python"  # recorded in config.yaml: the data came from the caller
+    cfg.model.name = None
+    return run_training(cfg, runs_dir=Path(runs_dir), name=name or cfg.name or "fit", model=model,
+                        train_data=train_data, val_data=val_data, progress="off" if quiet else None)
+
+
+def resolve_config(config: RunConfig | dict[str, Any] | str | Path | None,
+                   overrides: Sequence[str] = ()) -> RunConfig:
+    if isinstance(config, RunConfig):
+        return load_config(None, overrides, base=config.to_yaml_dict()) if overrides else config
+    if isinstance(config, (str, Path)):
+        return load_config(config, overrides)
+    return load_config(None, overrides, base=config or {})

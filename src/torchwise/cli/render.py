@@ -1,0 +1,47 @@
+"""Shared rendering for commands that run training: the result table and crash explanations."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from torchwise.errors import RunFailed, TorchwiseError
+
+
+def run_or_explain(action: Callable[[], Any]) -> Any:
+    """Run ``action``; a crash in user code becomes a `RunFailed` whose hint explains it."""
+    try:
+        return action()
+    except TorchwiseError:
+        raise
+    except (RuntimeError, ValueError, TypeError, IndexError) as err:
+        raise RunFailed(f"training crashed: {type(err).__name__}: {err}",
+                        hint=explain_hint(err)) from err
+
+
+def explain_hint(err: BaseException) -> str:
+    try:
+        from torchwise.diagnose.errors import explain
+    except ImportError:
+        return "rerun with --debug for the traceback"
+    explanation = explain(err)
+    return explanation.render() if explanation is not None else "rerun with --debug for the traceback"
+
+
+def print_run_result(result: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    summary = result.summary
+    table = Table(title=f"run {summary['name']}: {summary['status']}", show_header=False)
+    best = summary.get("best")
+    if best:
+        table.add_row("best", f"{best['metric']} {best['value']:.4g} (epoch {best['epoch'] + 1}, step {best['step']})")
+    for key, value in (summary.get("final") or {}).items():
+        table.add_row(key, f"{value:.4g}" if isinstance(value, float) else str(value))
+    table.add_row("epochs / steps", f"{summary['epochs']} / {summary['steps']}")
+    table.add_row("time", f"{summary['wall_seconds']:.1f} s ({summary['samples_per_second']:,.0f} samples/s)")
+    if summary.get("reason"):
+        table.add_row("reason", summary["reason"])
+    table.add_row("run folder", str(result.run_dir))
+    Console().print(table)

@@ -1,0 +1,29 @@
+"""`torchwise train CONFIG [key=value ...]`: one run from a YAML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def command(
+    config: Path = typer.Argument(..., help="YAML config file (see examples/)."),
+    overrides: list[str] = typer.Argument(None, help="key=value overrides, e.g. optim.lr=3e-4"),
+    run_dir: Path = typer.Option(Path("runs"), "--run-dir", help="Folder that holds the runs."),
+    name: str = typer.Option(None, "--name", help="Run name (default: the config file's name)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output, only the result."),
+) -> None:
+    """Train a model from a YAML config; writes runs/<name>/ and prints the result."""
+    from torchwise.cli.render import print_run_result, run_or_explain
+    from torchwise.config import load_config
+    from torchwise.train.run import run_training
+
+    cfg = load_config(config, overrides or [])
+    result = run_or_explain(lambda: run_training(cfg, runs_dir=run_dir, name=name,
+                                                 progress="off" if quiet else None))
+    print_run_result(result)
+    if result.status == "failed":
+        raise typer.Exit(1)
+    if result.status == "interrupted":
+        raise typer.Exit(130 if "SIGINT" in (result.summary.get("reason") or "") else 143)

@@ -1,0 +1,334 @@
+"""The run configuration: typed pydantic models, read from YAML, with ``a.b=value`` overrides.
+
+>>> cfg = load_config(None, ["optim.lr=3e-4", "train.epochs=2"])
+>>> cfg.optim.lr, cfg.train.epochs
+(0.0003, 2)
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from torchwise.errors import ConfigError
+
+
+class _Section(BaseModel):
+    # A typo in a key must be an error, not a silently ignored setting.
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class SourceConfig(_Section):
+    source: str = "digits"
+    """Where the samples come from: a built-in name (`digits`, `synthetic-regression`), `csv`, `npz`, `pt`, or `target`."""
+    path: Path | None = None
+    """File to read for `csv`, `npz` and `pt` sources (relative to the config file's folder)."""
+    target: str | None = None
+    """For `source: target`: a `package.module:factory` returning a torch Dataset."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the built-in source or the target factory."""
+    target_column: str | None = None
+    """CSV: the column holding the label or regression target (default: the last column)."""
+    feature_columns: list[str] | None = None
+    """CSV: the feature columns (default: every column but the target)."""
+    x_key: str = "x"
+    """npz / pt: the name of the feature array."""
+    y_key: str = "y"
+    """npz / pt: the name of the target array."""
+
+
+class DataConfig(SourceConfig):
+    val_fraction: float = Field(0.2, ge=0.0, lt=1.0)
+    """Share of the training source held out for validation (seeded split); ignored when `val` is set."""
+    val: SourceConfig | None = None
+    """An explicit validation source instead of a split."""
+    standardize: bool = False
+    """Standardise features with mean/std computed on the training split only (stored with the run)."""
+    shuffle: bool = True
+    """Shuffle the training set every epoch (seeded)."""
+    num_workers: int = Field(0, ge=0)
+    """DataLoader worker processes (0 loads in the main process)."""
+    pin_memory: bool | Literal["auto"] = "auto"
+    """Pin host memory for faster copies; `auto` pins when training on CUDA."""
+    persistent_workers: bool = True
+    """Keep workers alive between epochs (only when num_workers > 0)."""
+
+
+class ModelConfig(_Section):
+    name: Literal["linear", "mlp", "small-cnn"] | None = "mlp"
+    """A built-in model; ignored when `target` is set."""
+    target: str | None = None
+    """A `package.module:name` returning an nn.Module (a class or a factory)."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the model (built-ins infer input and output sizes from the data)."""
+    init_from: Path | None = None
+    """Initial weights: a `.safetensors` or `.pt/.pth` file (read with weights_only=True)."""
+    strict: bool = True
+    """With `init_from`: missing, unexpected or mis-shaped keys are an error."""
+
+
+class TaskConfig(_Section):
+    type: Literal["classification", "regression"] = "classification"
+    """`classification`: cross-entropy loss and accuracy; `regression`: MSE loss and MAE."""
+    loss: str | None = None
+    """A `package.module:name` loss (an nn.Module class or a function of (output, target))."""
+    num_classes: int | None = Field(None, ge=2)
+    """Classification: number of classes (default: inferred from the training labels)."""
+
+
+class OptimConfig(_Section):
+    name: Literal["sgd", "adam", "adamw"] = "adamw"
+    """The optimizer."""
+    lr: float = Field(1e-3, gt=0)
+    """Peak learning rate (the schedule scales it)."""
+    weight_decay: float = Field(0.01, ge=0)
+    """Weight decay, never applied to biases and normalisation weights."""
+    momentum: float = Field(0.9, ge=0, lt=1)
+    """SGD momentum."""
+    nesterov: bool = False
+    """SGD: Nesterov momentum."""
+    betas: tuple[float, float] = (0.9, 0.999)
+    """Adam/AdamW betas."""
+    lr_multipliers: dict[str, float] = Field(default_factory=dict)
+    """Module-name glob -> LR multiplier, e.g. `{"layers.0*": 0.1}` for a smaller LR in early layers."""
+
+
+class ScheduleConfig(_Section):
+    name: Literal["constant", "step", "cosine", "warmup-cosine", "linear", "one-cycle"] = "warmup-cosine"
+    """The LR schedule, stepped once per optimizer step."""
+    warmup_fraction: float = Field(0.05, ge=0, lt=1)
+    """warmup-cosine: share of all steps spent warming up linearly from 0."""
+    warmup_steps: int | None = Field(None, ge=0)
+    """warmup-cosine: warmup length in steps (overrides warmup_fraction)."""
+    min_lr_ratio: float = Field(0.0, ge=0, le=1)
+    """cosine / warmup-cosine / linear: the final LR as a share of the peak."""
+    step_size: int = Field(1000, ge=1)
+    """step: multiply the LR by gamma every step_size optimizer steps."""
+    gamma: float = Field(0.1, gt=0)
+    """step: the decay factor."""
+    pct_start: float = Field(0.3, gt=0, lt=1)
+    """one-cycle: share of steps spent rising to the peak."""
+
+
+class TrainConfig(_Section):
+    epochs: int | None = Field(10, ge=1)
+    """Passes over the training data (the run stops at whichever of epochs/max_steps comes first)."""
+    max_steps: int | None = Field(None, ge=1)
+    """Optimizer steps to run."""
+    batch_size: int = Field(64, ge=1)
+    """Samples per micro-batch (per forward/backward)."""
+    accumulate: int = Field(1, ge=1)
+    """Micro-batches per optimizer step; the effective batch is batch_size * accumulate."""
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"
+    """Autocast precision; `auto` picks bf16 on CUDA that supports it, fp16 on other CUDA, fp32 on CPU."""
+    clip_grad_norm: float | None = Field(1.0, gt=0)
+    """Clip the global gradient norm to this value (after unscaling); null disables clipping."""
+    compile: bool = False
+    """Wrap the model in torch.compile."""
+    device: Literal["auto", "cpu", "cuda", "mps"] = "auto"
+    """Where to train; `auto` takes CUDA, then MPS, then CPU."""
+    seed: int = 0
+    """Seeds python, numpy, torch, the data split, shuffling and the workers."""
+    deterministic: bool = False
+    """Also use deterministic algorithms (slower; exact repeats on GPU)."""
+    eval_every: int | None = Field(None, ge=1)
+    """Validate every N optimizer steps as well as at the end of every epoch."""
+    monitor: str = "val_loss"
+    """The metric that picks the best checkpoint and drives early stopping."""
+    monitor_mode: Literal["auto", "min", "max"] = "auto"
+    """Whether smaller or larger is better; `auto` reads it from the metric's name."""
+    on_nonfinite: Literal["fail", "skip"] = "fail"
+    """A NaN/inf loss or gradient norm: stop the run, or skip that step."""
+    max_nonfinite_skips: int = Field(10, ge=1)
+    """With on_nonfinite=skip: fail after this many skipped steps."""
+
+    @model_validator(mode="after")
+    def _needs_a_length(self) -> TrainConfig:
+        if self.epochs is None and self.max_steps is None:
+            raise ValueError("set train.epochs or train.max_steps, or the run never ends")
+        return self
+
+
+class CheckpointConfig(_Section):
+    enabled: bool = True
+    """Write checkpoints/last every epoch and checkpoints/best when the monitored metric improves."""
+    every_n_steps: int | None = Field(None, ge=1)
+    """Also write checkpoints/last every N optimizer steps."""
+    keep_last_n: int = Field(0, ge=0)
+    """Also keep the N most recent numbered checkpoints (checkpoints/step-000123)."""
+
+
+class EarlyStopConfig(_Section):
+    enabled: bool = False
+    """Stop when the monitored metric (train.monitor) stops improving."""
+    patience: int = Field(5, ge=1)
+    """Evaluations without improvement before stopping."""
+    min_delta: float = Field(0.0, ge=0)
+    """The smallest change that counts as an improvement."""
+
+
+class LogConfig(_Section):
+    every_n_steps: int = Field(10, ge=1)
+    """Read the loss (one host sync) and append a metrics line every N optimizer steps."""
+    progress: Literal["auto", "bar", "plain", "off"] = "auto"
+    """`auto`: a rich bar on a terminal, plain lines otherwise."""
+
+    @field_validator("progress", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        # YAML 1.1 reads a bare `off` as False; the user meant the word.
+        return {False: "off", True: "auto"}.get(value, value) if isinstance(value, bool) else value
+    tensorboard: bool = False
+    """Also write TensorBoard scalars to the run folder (needs the `tensorboard` extra)."""
+
+
+class RunConfig(_Section):
+    name: str | None = None
+    """The run's name (folder under runs/); default: the config file's name."""
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    early_stop: EarlyStopConfig = Field(default_factory=EarlyStopConfig)
+    log: LogConfig = Field(default_factory=LogConfig)
+    base_dir: Path | None = Field(None, exclude=True)
+    """Internal: the config file's folder; relative paths and targets are resolved against it."""
+
+    def resolve_path(self, path: Path) -> Path:
+        """A path from the config, relative to the config file's folder."""
+        return path if path.is_absolute() or self.base_dir is None else self.base_dir / path
+
+    def to_yaml_dict(self) -> dict[str, Any]:
+        return json.loads(self.model_dump_json())
+
+    def config_hash(self) -> str:
+        """sha256 of the resolved config, as stored in checkpoints."""
+        text = json.dumps(self.to_yaml_dict(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def load_config(
+    path: Path | str | None,
+    overrides: Sequence[str] = (),
+    *,
+    base: dict[str, Any] | None = None,
+) -> RunConfig:
+    """Read a YAML config (or start from ``base``/defaults) and apply ``key=value`` overrides.
+
+    Values are parsed as YAML scalars, so ``train.epochs=20`` is an int and ``model.kwargs={hidden: [64]}``
+    a mapping. Unknown keys name the closest valid key; bad values name the field and what it allows.
+    """
+    import yaml
+
+    raw: dict[str, Any] = dict(base or {})
+    base_dir: Path | None = None
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} does not exist",
+                              hint="pass the path of a YAML file, e.g. examples/digits.yaml")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ConfigError(f"{path} is not valid YAML: {err}",
+                              hint="check the indentation and the colons near that line") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path} must hold a mapping of sections (data:, model:, ...)",
+                              hint="see examples/digits.yaml for the shape")
+        raw = loaded
+        base_dir = path.resolve().parent
+    for override in overrides:
+        apply_override(raw, override)
+    try:
+        cfg = RunConfig.model_validate(raw)
+    except ValidationError as err:
+        raise config_error_from(err) from None
+    if base_dir is not None:
+        cfg.base_dir = base_dir
+        if cfg.name is None:
+            cfg.name = path.stem if isinstance(path, Path) else None
+    return cfg
+
+
+def apply_override(raw: dict[str, Any], override: str) -> None:
+    """Set ``a.b.c=value`` in a nested dict, the value parsed as a YAML scalar."""
+    import yaml
+
+    key, sep, text = override.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"override {override!r} is not of the form key=value",
+                          hint="e.g. optim.lr=3e-4 train.epochs=20")
+    try:
+        value = yaml.safe_load(text) if text else None
+    except yaml.YAMLError:
+        value = text
+    node = raw
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"override {key!r}: {part!r} is a value, not a section",
+                              hint=f"set {part} itself, e.g. {part}=...")
+        node = child
+    node[parts[-1]] = value
+
+
+def valid_keys(model: type[BaseModel] = RunConfig, prefix: str = "") -> Iterator[str]:
+    """Every dotted key the schema accepts (for 'did you mean')."""
+    for name, field in model.model_fields.items():
+        if field.exclude:
+            continue
+        key = f"{prefix}{name}"
+        yield key
+        annotation = field.annotation
+        for candidate in getattr(annotation, "__args__", (annotation,)):
+            if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                yield from valid_keys(candidate, f"{key}.")
+
+
+def config_error_from(err: ValidationError) -> ConfigError:
+    """Turn pydantic's report into one clear message and hint (the first problem found)."""
+    problem = err.errors()[0]
+    key = ".".join(str(p) for p in problem["loc"] if not isinstance(p, int)) or "(config)"
+    if problem["type"] == "extra_forbidden":
+        keys = list(valid_keys())
+        close = difflib.get_close_matches(key, keys, n=1, cutoff=0.5)
+        if not close:
+            leaf = key.rsplit(".", 1)[-1]
+            close = [k for k in keys if k.rsplit(".", 1)[-1] == leaf][:1]
+            close = close or difflib.get_close_matches(leaf, keys, n=1, cutoff=0.5)
+        hint = f"did you mean '{close[0]}'?" if close else "see examples/digits.yaml for valid keys"
+        return ConfigError(f"unknown config key '{key}'", hint=hint)
+    value = problem.get("input")
+    message = problem["msg"].removeprefix("Value error, ")
+    field_doc = _field_doc(problem["loc"])
+    hint = f"{key}: {field_doc}" if field_doc else f"{key} must satisfy: {message}"
+    if problem["type"] == "value_error":
+        return ConfigError(message, hint=hint)
+    return ConfigError(f"invalid value {value!r} for '{key}': {message}", hint=hint)
+
+
+def _field_doc(loc: Sequence[Any]) -> str | None:
+    model: Any = RunConfig
+    field = None
+    for part in loc:
+        if not isinstance(part, str) or model is None:
+            break
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        annotation = field.annotation
+        model = next((c for c in getattr(annotation, "__args__", (annotation,))
+                      if isinstance(c, type) and issubclass(c, BaseModel)), None)
+    return field.description if field is not None else None

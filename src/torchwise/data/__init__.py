@@ -1,0 +1,1 @@
+"""Data: sources (built-in, CSV, tensor files, user targets), the seeded split, and loaders."""

@@ -1,0 +1,299 @@
+"""The training loop, top to bottom.
+
+For every optimizer step::
+
+    fetch the window's micro-batches (accumulate of them)
+    for each micro-batch:
+        forward under autocast
+        loss * (micro-batch samples / window samples)     # a partial window is weighted right
+        backward (scaled when fp16)
+    unscale, clip the global grad norm, check loss and norm are finite
+    optimizer step, scaler update, zero_grad(set_to_none=True)
+    LR for the next step from the schedule
+    every log.every_n_steps: read the loss (the only routine host sync), log
+    every train.eval_every steps and every epoch end: validate, checkpoint, early-stop
+
+Everything the loop needs arrives in a `LoopContext`; everything a checkpoint must restore
+lives in `LoopState` (plus model, optimizer, scaler, early stopping and the RNGs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from torchwise.config import RunConfig
+from torchwise.data.loaders import start_epoch
+from torchwise.errors import RunFailed
+from torchwise.runs.folder import RunFolder
+from torchwise.runs.progress import ProgressView
+from torchwise.train.guards import EarlyStopping
+from torchwise.train.optim import set_lr
+from torchwise.train.precision import Precision
+from torchwise.train.schedules import lr_factor
+from torchwise.train.tasks import Task
+
+Batch = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass
+class LoopState:
+    """Counters a checkpoint restores: where the run is."""
+
+    epoch: int = 0
+    step: int = 0
+    samples_in_epoch: int = 0
+    samples_total: int = 0
+    nonfinite_skips: int = 0
+    status: str = "running"
+    reason: str | None = None
+
+
+@dataclass
+class LoopContext:
+    """What one run trains with. `model` is the plain module; `forward` may be its compiled twin."""
+
+    cfg: RunConfig
+    model: nn.Module
+    forward: nn.Module
+    optimizer: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler
+    task: Task
+    train_loader: DataLoader
+    val_loader: DataLoader | None
+    device: torch.device
+    precision: Precision
+    run: RunFolder
+    progress: ProgressView
+    early_stop: EarlyStopping
+    checkpoints: Any = None  # a Checkpointer, or None when checkpoints are off
+    stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
+    last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
+
+
+def steps_per_epoch(loader: DataLoader, accumulate: int) -> int:
+    return math.ceil(len(loader) / accumulate)
+
+
+def planned_steps(cfg: RunConfig, loader: DataLoader) -> int:
+    """Total optimizer steps of the run: what the schedule spans."""
+    per_epoch = math.ceil(len(loader.dataset) / loader.batch_size / cfg.train.accumulate) \
+        if loader.batch_size else steps_per_epoch(loader, cfg.train.accumulate)
+    by_epochs = per_epoch * cfg.train.epochs if cfg.train.epochs else None
+    return min(s for s in (by_epochs, cfg.train.max_steps) if s is not None)
+
+
+def train(ctx: LoopContext, state: LoopState) -> LoopState:
+    """Run epochs until max epochs/steps, early stop, an interrupt or a failure."""
+    cfg = ctx.cfg
+    total_steps = planned_steps(cfg, ctx.train_loader)
+    log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
+    running_loss, running_steps, running_samples = torch.zeros((), device=ctx.device), 0, 0
+    clock = time.perf_counter()
+    while not finished(cfg, state, total_steps):
+        epoch = state.epoch
+        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
+        ctx.model.train()
+        batches = iter(ctx.train_loader)
+        ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs,
+                                 total_steps=steps_per_epoch(ctx.train_loader, cfg.train.accumulate))
+        epoch_steps, epoch_loss, exhausted = 0, torch.zeros((), device=ctx.device), False
+        while state.step < total_steps:
+            window = next_window(batches, cfg.train.accumulate, ctx.device)  # 1. fetch
+            if not window:
+                exhausted = True
+                break
+            lr = set_lr(ctx.optimizer, peak_lr=cfg.optim.lr,
+                        factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
+            loss, grad_norm, window_samples = train_step(ctx, window)  # 2-8. forward .. step
+            if loss is None:  # a non-finite step was skipped (train.on_nonfinite=skip)
+                state.nonfinite_skips += 1
+                ctx.run.log_event("nonfinite_skip", step=state.step, skips=state.nonfinite_skips)
+                if state.nonfinite_skips >= cfg.train.max_nonfinite_skips:
+                    raise RunFailed(f"{state.nonfinite_skips} steps had a non-finite loss or gradient",
+                                    hint="lower optim.lr, enable clipping, or check the data for NaN")
+            else:
+                running_loss += loss
+                epoch_loss += loss
+            state.step += 1
+            epoch_steps += 1
+            running_steps += 1
+            state.samples_in_epoch += window_samples
+            state.samples_total += window_samples
+            running_samples += window_samples
+
+            if state.step % log_every == 0:  # 9. log: the one routine host sync
+                now = time.perf_counter()
+                mean_loss = running_loss.item() / running_steps
+                speed = running_samples / max(now - clock, 1e-9)
+                ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
+                                     "loss": mean_loss, "lr": lr, "grad_norm": float(grad_norm),
+                                     "samples_per_second": round(speed, 1)})
+                ctx.progress.update(steps=epoch_steps, loss=mean_loss, lr=lr, samples_per_second=speed)
+                running_loss.zero_()
+                running_steps, running_samples, clock = 0, 0, now
+            if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
+                if validate_and_checkpoint(ctx, state, epoch=epoch):
+                    return state
+            if ctx.checkpoints and every_n and state.step % every_n == 0:  # 11. checkpoint
+                ctx.checkpoints.save_last(ctx, state)
+            if ctx.stop_requested:
+                return interrupted(ctx, state)
+        if exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset):
+            state.epoch += 1  # the epoch is complete: a checkpoint from here starts the next one
+            state.samples_in_epoch = 0
+        train_loss = epoch_loss.item() / max(epoch_steps, 1)
+        ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train_epoch", "loss": train_loss})
+        if validate_and_checkpoint(ctx, state, epoch=epoch, train_loss=train_loss):  # 10-12.
+            return state
+        if ctx.stop_requested:
+            return interrupted(ctx, state)
+    state.status = "completed"
+    return state
+
+
+def finished(cfg: RunConfig, state: LoopState, total_steps: int) -> bool:
+    return state.step >= total_steps or (cfg.train.epochs is not None and state.epoch >= cfg.train.epochs)
+
+
+def next_window(batches: Iterator, accumulate: int, device: torch.device) -> list[Batch]:
+    """Up to ``accumulate`` micro-batches, moved to the device (fewer at the end of an epoch)."""
+    window = []
+    for _ in range(accumulate):
+        batch = next(batches, None)
+        if batch is None:
+            break
+        window.append(to_device(batch, device))
+    return window
+
+
+def to_device(batch: Any, device: torch.device) -> Batch:
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        raise RunFailed(f"a batch must be (inputs, targets); got {type(batch).__name__}",
+                        hint="make the Dataset's __getitem__ return (x, y)")
+    x, y = batch
+    # non_blocking pairs with pin_memory: the copy overlaps with compute on CUDA.
+    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+
+
+def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | None, torch.Tensor, int]:
+    """One optimizer step over a window of micro-batches; returns (loss, grad norm, samples).
+
+    The loss is None when the step was skipped because it was not finite (train.on_nonfinite=skip).
+    """
+    cfg, model, optimizer, scaler = ctx.cfg, ctx.forward, ctx.optimizer, ctx.scaler
+    window_samples = sum(len(y) for _, y in window)
+    window_loss = torch.zeros((), device=ctx.device)
+    for x, y in window:
+        with ctx.precision.autocast():  # 2. forward under autocast
+            output = model(x)
+            # 3. weight by this micro-batch's share of the window's samples, so that
+            # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
+            loss = ctx.task.loss(output, y) * (len(y) / window_samples)
+        scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
+        window_loss += loss.detach()
+    scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    if cfg.train.clip_grad_norm:  # 6. clip (returns the norm before clipping)
+        grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.train.clip_grad_norm, foreach=True)
+    else:
+        grad_norm = torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None],
+                                                  foreach=True)
+    # 7. finite check: one scalar read per step. Under fp16 the scaler owns inf/NaN gradients
+    # (it skips the step and lowers the scale), so only the loss is checked there.
+    check = window_loss if scaler.is_enabled() else window_loss + grad_norm
+    if not torch.isfinite(check).item():
+        optimizer.zero_grad(set_to_none=True)
+        if cfg.train.on_nonfinite == "fail":
+            raise NonFiniteStep(window, float(window_loss), float(grad_norm))
+        return None, grad_norm, window_samples
+    scaler.step(optimizer)  # 8. step, then let the scaler adapt
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+    return window_loss, grad_norm.detach(), window_samples
+
+
+class NonFiniteStep(RunFailed):
+    """The loss or gradient norm of a step was NaN or inf; carries the batch for diagnosis."""
+
+    def __init__(self, window: list[Batch], loss: float, grad_norm: float) -> None:
+        super().__init__(f"non-finite training step: loss={loss}, grad norm={grad_norm}",
+                         hint="lower optim.lr, keep train.clip_grad_norm on, check inputs for NaN; "
+                              "train.on_nonfinite=skip skips such steps")
+        self.window = window
+        self.loss = loss
+        self.grad_norm = grad_norm
+
+
+@torch.inference_mode()
+def evaluate(ctx: LoopContext) -> dict[str, float]:
+    """Mean loss and metrics over the validation set, under eval() and inference_mode()."""
+    assert ctx.val_loader is not None
+    ctx.forward.eval()
+    loss_sum = torch.zeros((), device=ctx.device)
+    metric_sums = torch.zeros(len(ctx.task.metric_names), device=ctx.device)
+    count = 0
+    for batch in ctx.val_loader:
+        x, y = to_device(batch, ctx.device)
+        with ctx.precision.autocast():
+            output = ctx.forward(x)
+            loss_sum += ctx.task.loss(output, y).float() * len(y)
+        metric_sums += ctx.task.metric_sums(output, y)
+        count += len(y)
+    ctx.forward.train()
+    values = torch.cat([loss_sum.unsqueeze(0), metric_sums]).tolist()  # one sync
+    names = ("loss", *ctx.task.metric_names)
+    return {f"val_{name}": value / max(count, 1) for name, value in zip(names, values)}
+
+
+def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
+                            train_loss: float | None = None) -> bool:
+    """10-12. validate, checkpoint best (and last at an epoch's end), early-stop. True: stop the run.
+
+    ``train_loss`` is given at the end of an epoch and absent for mid-epoch (eval_every) checks.
+    """
+    cfg = ctx.cfg
+    epoch_end = train_loss is not None
+    metrics: dict[str, float] = {"train_loss": train_loss} if epoch_end else {}
+    if ctx.val_loader is not None:
+        val_metrics = evaluate(ctx)
+        metrics.update(val_metrics)
+        ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "val",
+                             **{k.removeprefix("val_"): v for k, v in val_metrics.items()}})
+    ctx.last_metrics = metrics
+    monitored = metrics.get(cfg.train.monitor)
+    is_best = False
+    if monitored is not None and math.isfinite(monitored):
+        is_best = ctx.early_stop.update(monitored, epoch=epoch, step=state.step)
+    if epoch_end:
+        ctx.progress.end_epoch({**metrics, "lr": ctx.optimizer.param_groups[0]["lr"]})
+    stop = cfg.early_stop.enabled and ctx.early_stop.should_stop
+    if stop:
+        state.status = "early_stopped"
+        state.reason = (f"{cfg.train.monitor} did not improve by more than {cfg.early_stop.min_delta} "
+                        f"for {cfg.early_stop.patience} evaluations")
+        ctx.run.log_event("early_stop", step=state.step, epoch=epoch, reason=state.reason,
+                          best=ctx.early_stop.best)
+    if ctx.checkpoints:
+        if is_best:
+            ctx.checkpoints.save_best(ctx, state)
+        if epoch_end or stop:
+            ctx.checkpoints.save_last(ctx, state)
+    return stop
+
+
+def interrupted(ctx: LoopContext, state: LoopState) -> LoopState:
+    """A signal asked to stop: the current step is done; write `last` and say so."""
+    state.status = "interrupted"
+    state.reason = f"stopped by {ctx.stop_requested[0]}"
+    if ctx.checkpoints:
+        ctx.checkpoints.save_last(ctx, state)
+    ctx.run.log_event("interrupted", step=state.step, epoch=state.epoch, signal=ctx.stop_requested[0])
+    return state

@@ -1,0 +1,260 @@
+"""One run, from a resolved config to a finished run folder.
+
+Construction is spelled out in order: seed, run folder, data, device and precision, model,
+optimizer, scaler, loaders, a preflight check of one batch, then the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import platform
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+from torchwise import __version__
+from torchwise.config import RunConfig
+from torchwise.data.loaders import build_loader
+from torchwise.data.prepare import PreparedData, prepare_data
+from torchwise.errors import ModelError, TorchwiseError
+from torchwise.models import build_model
+from torchwise.reproducibility import seed_everything
+from torchwise.runs.folder import RunFolder
+from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.train.checkpointer import Checkpointer
+from torchwise.train.guards import EarlyStopping, monitor_mode
+from torchwise.train.loop import LoopContext, LoopState, train, to_device
+from torchwise.train.optim import build_optimizer
+from torchwise.train.precision import Precision, pick_device
+from torchwise.train.tasks import build_task, check_output_shape, last_linear_name
+
+
+@dataclass
+class RunResult:
+    """What `fit` and `torchwise train` return: where the run is and how it ended."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        return self.summary["status"]
+
+    @property
+    def best(self) -> dict[str, Any] | None:
+        return self.summary.get("best")
+
+
+def run_training(cfg: RunConfig, *, runs_dir: Path, name: str | None = None,
+                 model: nn.Module | None = None, train_data: Dataset | DataLoader | None = None,
+                 val_data: Dataset | DataLoader | None = None, progress: str | None = None) -> RunResult:
+    """Train once and write the run folder. Bad input raises a `TorchwiseError` (summary: failed)."""
+    seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
+    run = RunFolder.create(runs_dir, name or cfg.name or "run")
+    started = time.time()
+    summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
+    run.write_summary(summary)
+    run.write_config(cfg.to_yaml_dict())
+    view = make_progress(progress or cfg.log.progress)
+    state = LoopState()
+    ctx: LoopContext | None = None
+    try:
+        ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
+        with stop_on_signals(ctx.stop_requested):
+            train(ctx, state)
+    except TorchwiseError as err:
+        state.status, state.reason = "failed", err.message
+        run.log_event("failed", step=state.step, reason=err.message, hint=err.hint)
+        raise
+    except Exception as err:  # a crash in user code: record it, then let the caller explain it
+        state.status, state.reason = "failed", f"{type(err).__name__}: {err}"
+        run.log_event("failed", step=state.step, reason=state.reason)
+        raise
+    finally:
+        view.close()
+        summary.update(finish_summary(ctx, state, started=started))
+        run.write_summary(summary)
+        run.close()
+    return RunResult(run_dir=run.path, summary=summary)
+
+
+def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
+                  train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None
+                  ) -> LoopContext:
+    """Everything the loop needs, built in order and checked before the first step."""
+    train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
+    val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
+    data = prepare_data(cfg, train=train_set, val=val_set)
+    if data.standardizer is not None:
+        run.write_json("data_stats.json", {"mean": data.standardizer.mean.tolist(),
+                                           "std": data.standardizer.std.tolist()})
+    device = pick_device(cfg.train.device)
+    precision = Precision.resolve(cfg.train.precision, device)
+    if model is None:
+        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
+                            base_dir=cfg.base_dir)
+    model = model.to(device)
+    if cfg.model.init_from is not None:
+        from torchwise.train.weights import load_foreign_weights
+
+        report = load_foreign_weights(model, cfg.resolve_path(cfg.model.init_from), strict=cfg.model.strict)
+        run.log_event("init_from", path=str(cfg.model.init_from), **report.as_dict())
+    task = build_task(cfg.task, base_dir=cfg.base_dir)
+    pin = cfg.data.pin_memory if cfg.data.pin_memory != "auto" else device.type == "cuda"
+    train_loader = train_data if isinstance(train_data, DataLoader) else build_loader(
+        data.train, batch_size=cfg.train.batch_size, shuffle=cfg.data.shuffle, seed=cfg.train.seed,
+        num_workers=cfg.data.num_workers, pin_memory=pin, persistent_workers=cfg.data.persistent_workers)
+    val_loader = val_data if isinstance(val_data, DataLoader) else None
+    if val_loader is None and data.val is not None:
+        val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
+                                  seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
+    preflight(model, task, data, train_loader, device=device, precision=precision)
+    forward = torch.compile(model) if cfg.train.compile else model
+    optimizer = build_optimizer(model, cfg.optim)
+    if val_loader is None and cfg.train.monitor.startswith("val_"):
+        run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
+        cfg.train.monitor = "train_loss"
+    mode = monitor_mode(cfg.train.monitor, cfg.train.monitor_mode)
+    # Without early stopping the tracker still picks the best checkpoint; it just never stops.
+    patience = cfg.early_stop.patience if cfg.early_stop.enabled else sys.maxsize
+    run.write_json("env.json", environment(device=device, precision=precision, cfg=cfg))
+    return LoopContext(
+        cfg=cfg, model=model, forward=forward, optimizer=optimizer, scaler=precision.make_scaler(),
+        task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
+        run=run, progress=view,
+        early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
+        checkpoints=Checkpointer(cfg.checkpoint, directory=run.checkpoints, config_hash=cfg.config_hash())
+        if cfg.checkpoint.enabled else None,
+    )
+
+
+def preflight(model: nn.Module, task: Any, data: PreparedData, loader: DataLoader, *,
+              device: torch.device, precision: Precision) -> None:
+    """Run two samples through the model (eval mode: no BN update, no dropout RNG) and check
+    the output against the targets, so shape and device mistakes fail before training starts."""
+    x, y = to_device(next(iter(DataLoader(loader.dataset, batch_size=2))), device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode(), precision.autocast(), innermost_module(model) as where:
+            output = model(x)
+    except RuntimeError as err:
+        raise ModelError(f"the model failed on its first batch in {where.name or 'the model'} "
+                         f"(input {list(x.shape)}): {err}".strip(),
+                         hint=_forward_hint(str(err))) from None
+    finally:
+        model.train(was_training)
+    check_output_shape(task, output, y, num_classes=data.num_classes, head_name=last_linear_name(model))
+
+
+def _forward_hint(message: str) -> str:
+    if "same device" in message or "expected device" in message:
+        return ("a tensor made inside forward() is on another device than the input: create it with "
+                "device=x.device (or register it as a buffer) so model.to(device) moves it")
+    if "mat1 and mat2" in message:
+        return "a Linear layer's in_features does not match its input: flatten with x.flatten(1) or fix in_features"
+    return "run `torchwise explain` on the message above for the likely cause"
+
+
+@dataclass
+class _Where:
+    name: str | None = None
+
+
+@contextlib.contextmanager
+def innermost_module(model: nn.Module) -> Iterator[_Where]:
+    """Track the innermost module being run, to name it when forward() raises."""
+    where, stack = _Where(), []
+    names = {module: name for name, module in model.named_modules()}
+
+    def enter(module: nn.Module, _: Any) -> None:
+        stack.append(names.get(module))
+        where.name = stack[-1]
+
+    def leave(module: nn.Module, _: Any, __: Any) -> None:
+        stack.pop()
+
+    handles = [m.register_forward_pre_hook(enter) for m in model.modules()]
+    handles += [m.register_forward_hook(leave) for m in model.modules()]
+    try:
+        yield where
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -> dict[str, Any]:
+    import numpy
+
+    env = {"torchwise": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
+           "python": platform.python_version(), "platform": platform.platform(),
+           "device": str(device), "precision": precision.name, "cuda": torch.version.cuda,
+           "threads": torch.get_num_threads(), "argv": sys.argv, "git_commit": git_commit(cfg.base_dir)}
+    if device.type == "cuda":
+        env["gpu"] = torch.cuda.get_device_name(device)
+    return env
+
+
+def git_commit(folder: Path | None) -> str | None:
+    """The commit of the user's code (the config's folder), when it is a git checkout."""
+    import subprocess
+
+    if folder is None:
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
+    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step."""
+    def handler(signum: int, _: Any) -> None:
+        name = signal.Signals(signum).name
+        if stop_requested:  # a second Ctrl-C: the user means it
+            raise KeyboardInterrupt
+        stop_requested.append(name)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: leave signals to the host program
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float) -> dict[str, Any]:
+    wall = time.time() - started
+    summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
+                               "steps": state.step, "samples": state.samples_total,
+                               "wall_seconds": round(wall, 3),
+                               "samples_per_second": round(state.samples_total / wall, 1) if wall else None,
+                               "best": None, "final": {}}
+    if ctx is not None:
+        tracker = ctx.early_stop
+        if tracker.best_step >= 0:
+            summary["best"] = {"metric": ctx.cfg.train.monitor, "value": tracker.best,
+                               "epoch": tracker.best_epoch, "step": tracker.best_step}
+        summary["final"] = dict(ctx.last_metrics)
+        summary["nonfinite_skips"] = state.nonfinite_skips
+    if state.status == "running":  # left the loop by an exception that was not ours
+        summary["status"] = "failed"
+    return json.loads(json.dumps(summary, default=str))
+
