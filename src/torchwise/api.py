@@ -21,15 +21,24 @@ from torchwise.config import RunConfig, load_config
 def fit(model: Any, train_data: Any, val_data: Any = None, *,
         config: RunConfig | dict[str, Any] | str | Path | None = None,
         overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
-        quiet: bool = False) -> Any:
+        quiet: bool = False, resume: str | Path | None = None) -> Any:
     """Train ``model`` with every torchwise default on, and write a run folder.
 
     ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
     ``model`` sections are not used (you pass them in). Returns a `RunResult` with the run's
     folder, its summary and its best metric.
+
+    ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
+    (``overrides`` may only extend it); pass the same model class and data as the first time.
     """
     from torchwise.train.run import run_training
 
+    if resume is not None:
+        from torchwise.train.resume import load_run_config
+
+        cfg = load_run_config(Path(resume), list(overrides))
+        return run_training(cfg, resume_dir=Path(resume), model=model, train_data=train_data,
+                            val_data=val_data, progress="off" if quiet else None)
     cfg = resolve_config(config, overrides)
     cfg.data.source = "python"  # recorded in config.yaml: the data came from the caller
     cfg.model.name = None

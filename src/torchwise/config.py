@@ -200,8 +200,8 @@ class RunConfig(_Section):
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     early_stop: EarlyStopConfig = Field(default_factory=EarlyStopConfig)
     log: LogConfig = Field(default_factory=LogConfig)
-    base_dir: Path | None = Field(None, exclude=True)
-    """Internal: the config file's folder; relative paths and targets are resolved against it."""
+    base_dir: Path | None = None
+    """The config file's folder: relative paths and targets are resolved against it (set on load)."""
 
     def resolve_path(self, path: Path) -> Path:
         """A path from the config, relative to the config file's folder."""
@@ -210,9 +210,22 @@ class RunConfig(_Section):
     def to_yaml_dict(self) -> dict[str, Any]:
         return json.loads(self.model_dump_json())
 
+    def trajectory(self) -> dict[str, Any]:
+        """The settings that decide the sequence of weights; a resumed run must keep them.
+
+        Left out: the run's length (resume may extend it), early stopping, logging, checkpoint
+        cadence, the name and the folder, none of which change a step's result.
+        """
+        config = self.to_yaml_dict()
+        for key in ("name", "base_dir", "log", "checkpoint", "early_stop"):
+            config.pop(key, None)
+        for key in ("epochs", "max_steps"):
+            config["train"].pop(key, None)
+        return config
+
     def config_hash(self) -> str:
-        """sha256 of the resolved config, as stored in checkpoints."""
-        text = json.dumps(self.to_yaml_dict(), sort_keys=True)
+        """sha256 of `trajectory`, as stored in checkpoints."""
+        text = json.dumps(self.trajectory(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -252,7 +265,7 @@ def load_config(
         cfg = RunConfig.model_validate(raw)
     except ValidationError as err:
         raise config_error_from(err) from None
-    if base_dir is not None:
+    if base_dir is not None and cfg.base_dir is None:
         cfg.base_dir = base_dir
         if cfg.name is None:
             cfg.name = path.stem if isinstance(path, Path) else None

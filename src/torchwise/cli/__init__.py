@@ -14,6 +14,7 @@ import typer
 # name -> module; each module exposes `command`. Add a line here to add a command.
 COMMANDS: dict[str, str] = {
     "train": "torchwise.cli.train",
+    "resume": "torchwise.cli.resume",
 }
 
 

@@ -28,6 +28,16 @@ def explain_hint(err: BaseException) -> str:
     return explanation.render() if explanation is not None else "rerun with --debug for the traceback"
 
 
+def exit_for(result: Any) -> None:
+    """Exit codes: 0 finished, 1 failed, 130 stopped by SIGINT, 143 by SIGTERM (128 + signal)."""
+    import typer
+
+    if result.status == "failed":
+        raise typer.Exit(1)
+    if result.status == "interrupted":
+        raise typer.Exit(130 if "SIGINT" in (result.summary.get("reason") or "") else 143)
+
+
 def print_run_result(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table

@@ -15,7 +15,7 @@ def command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output, only the result."),
 ) -> None:
     """Train a model from a YAML config; writes runs/<name>/ and prints the result."""
-    from torchwise.cli.render import print_run_result, run_or_explain
+    from torchwise.cli.render import exit_for, print_run_result, run_or_explain
     from torchwise.config import load_config
     from torchwise.train.run import run_training
 
@@ -23,7 +23,4 @@ def command(
     result = run_or_explain(lambda: run_training(cfg, runs_dir=run_dir, name=name,
                                                  progress="off" if quiet else None))
     print_run_result(result)
-    if result.status == "failed":
-        raise typer.Exit(1)
-    if result.status == "interrupted":
-        raise typer.Exit(130 if "SIGINT" in (result.summary.get("reason") or "") else 143)
+    exit_for(result)

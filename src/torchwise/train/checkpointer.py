@@ -5,13 +5,13 @@ The format itself (safetensors + meta.json, checksums, atomic swap) is `train/ch
 
 from __future__ import annotations
 
+import math
 import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import math
-from torchwise.config import CheckpointConfig
+from torchwise.config import RunConfig
 from torchwise.reproducibility import capture_rng_state
 
 if TYPE_CHECKING:
@@ -21,12 +21,15 @@ if TYPE_CHECKING:
 class Checkpointer:
     """Writes `last` every epoch (and every N steps), `best` on improvement, keeps N numbered."""
 
-    def __init__(self, cfg: CheckpointConfig, *, directory: Path, config_hash: str) -> None:
-        self.cfg = cfg
-        self.directory = directory
-        self.config_hash = config_hash
+    def __init__(self, run_cfg: RunConfig, *, directory: Path) -> None:
         from torchwise.train.checkpoint import cleanup_stale
+        from torchwise.train.resume import code_fingerprint
 
+        self.cfg = run_cfg.checkpoint
+        self.directory = directory
+        # What resume compares against: the settings that shape the weights, and the user's code.
+        self.identity = {"config_hash": run_cfg.config_hash(), "trajectory": run_cfg.trajectory(),
+                         "code": code_fingerprint(run_cfg)}
         directory.mkdir(parents=True, exist_ok=True)
         cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
@@ -36,7 +39,8 @@ class Checkpointer:
             self._save(self.directory / f"step-{state.step:09d}", ctx, state, kind="numbered")
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
-                shutil.rmtree(old, ignore_errors=True)
+                shutil.rmtree(old.resolve(), ignore_errors=True)
+                old.unlink(missing_ok=True)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         self._save(self.directory / "best", ctx, state, kind="best")
@@ -44,14 +48,15 @@ class Checkpointer:
     def _save(self, path: Path, ctx: LoopContext, state: LoopState, *, kind: str) -> None:
         from torchwise.train.checkpoint import save_checkpoint
 
+        tracker = ctx.early_stop
         save_checkpoint(
             path,
             model_state=ctx.model.state_dict(),
             training_state=training_state(ctx, state),
-            meta={"kind": kind, "step": state.step, "epoch": state.epoch,
-                  "config_hash": self.config_hash,
-                  "best": {"metric": ctx.cfg.train.monitor, "value": _finite_or_none(ctx.early_stop.best),
-                           "epoch": ctx.early_stop.best_epoch, "step": ctx.early_stop.best_step}},
+            meta={"kind": kind, "step": state.step, "epoch": state.epoch, **self.identity,
+                  "best": {"metric": ctx.cfg.train.monitor,
+                           "value": tracker.best if math.isfinite(tracker.best) else None,
+                           "epoch": tracker.best_epoch, "step": tracker.best_step}},
         )
 
 
@@ -64,7 +69,3 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
     }
-
-
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None

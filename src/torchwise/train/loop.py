@@ -34,7 +34,7 @@ from torchwise.data.loaders import start_epoch
 from torchwise.errors import RunFailed
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView
-from torchwise.train.guards import EarlyStopping
+from torchwise.train.guards import EarlyStopping, shrink_after_oom
 from torchwise.train.optim import set_lr
 from torchwise.train.precision import Precision
 from torchwise.train.schedules import lr_factor
@@ -112,7 +112,18 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 break
             lr = set_lr(ctx.optimizer, peak_lr=cfg.optim.lr,
                         factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
-            loss, grad_norm, window_samples = train_step(ctx, window)  # 2-8. forward .. step
+            while True:
+                try:
+                    loss, grad_norm, window_samples = train_step(ctx, window)  # 2-8. forward .. step
+                    break
+                except NonFiniteStep as err:
+                    err.step = state.step
+                    raise
+                except torch.OutOfMemoryError:  # retry the same samples in smaller micro-batches
+                    window = shrink_after_oom(ctx, window, step=state.step)
+                    resume_at = state.samples_in_epoch + sum(len(y) for _, y in window)
+                    start_epoch(ctx.train_loader, epoch=epoch, start=resume_at)
+                    batches = iter(ctx.train_loader)
             if loss is None:  # a non-finite step was skipped (train.on_nonfinite=skip)
                 state.nonfinite_skips += 1
                 ctx.run.log_event("nonfinite_skip", step=state.step, skips=state.nonfinite_skips)
@@ -212,7 +223,7 @@ def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | No
     if not torch.isfinite(check).item():
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
-            raise NonFiniteStep(window, float(window_loss), float(grad_norm))
+            raise NonFiniteStep(window, loss=float(window_loss), grad_norm=float(grad_norm))
         return None, grad_norm, window_samples
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
@@ -223,11 +234,12 @@ def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | No
 class NonFiniteStep(RunFailed):
     """The loss or gradient norm of a step was NaN or inf; carries the batch for diagnosis."""
 
-    def __init__(self, window: list[Batch], loss: float, grad_norm: float) -> None:
+    def __init__(self, window: list[Batch], *, loss: float, grad_norm: float) -> None:
         super().__init__(f"non-finite training step: loss={loss}, grad norm={grad_norm}",
                          hint="lower optim.lr, keep train.clip_grad_norm on, check inputs for NaN; "
                               "train.on_nonfinite=skip skips such steps")
         self.window = window
+        self.step = -1  # set by the loop, which knows the step
         self.loss = loss
         self.grad_norm = grad_norm
 

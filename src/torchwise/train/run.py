@@ -25,14 +25,14 @@ from torchwise import __version__
 from torchwise.config import RunConfig
 from torchwise.data.loaders import build_loader
 from torchwise.data.prepare import PreparedData, prepare_data
-from torchwise.errors import ModelError, TorchwiseError
+from torchwise.errors import ModelError, RunFailed, TorchwiseError
 from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.guards import EarlyStopping, monitor_mode
-from torchwise.train.loop import LoopContext, LoopState, train, to_device
+from torchwise.train.loop import LoopContext, LoopState, NonFiniteStep, to_device, train
 from torchwise.train.optim import build_optimizer
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.tasks import build_task, check_output_shape, last_linear_name
@@ -54,27 +54,34 @@ class RunResult:
         return self.summary.get("best")
 
 
-def run_training(cfg: RunConfig, *, runs_dir: Path, name: str | None = None,
+def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | None = None,
                  model: nn.Module | None = None, train_data: Dataset | DataLoader | None = None,
-                 val_data: Dataset | DataLoader | None = None, progress: str | None = None) -> RunResult:
-    """Train once and write the run folder. Bad input raises a `TorchwiseError` (summary: failed)."""
+                 val_data: Dataset | DataLoader | None = None, progress: str | None = None,
+                 resume_dir: Path | None = None) -> RunResult:
+    """Train once and write the run folder; with ``resume_dir``, continue that run from
+    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`."""
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
-    run = RunFolder.create(runs_dir, name or cfg.name or "run")
+    if resume_dir is not None:
+        run = RunFolder(resume_dir)
+    else:
+        run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
+        run.write_config(cfg.to_yaml_dict())
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
     run.write_summary(summary)
-    run.write_config(cfg.to_yaml_dict())
     view = make_progress(progress or cfg.log.progress)
     state = LoopState()
     ctx: LoopContext | None = None
     try:
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
+        if resume_dir is not None:
+            state = resume_state(ctx, run)
         with stop_on_signals(ctx.stop_requested):
             train(ctx, state)
+    except NonFiniteStep as err:
+        raise record_failure(run, state, name_nonfinite(ctx, err)) from None
     except TorchwiseError as err:
-        state.status, state.reason = "failed", err.message
-        run.log_event("failed", step=state.step, reason=err.message, hint=err.hint)
-        raise
+        raise record_failure(run, state, err) from None
     except Exception as err:  # a crash in user code: record it, then let the caller explain it
         state.status, state.reason = "failed", f"{type(err).__name__}: {err}"
         run.log_event("failed", step=state.step, reason=state.reason)
@@ -85,6 +92,64 @@ def run_training(cfg: RunConfig, *, runs_dir: Path, name: str | None = None,
         run.write_summary(summary)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
+    state.status, state.reason = "failed", err.message
+    run.log_event("failed", step=state.step, reason=err.message, hint=err.hint)
+    return err
+
+
+def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
+    """Load `checkpoints/last` into the context; say so in the events and on screen."""
+    from torchwise.train.checkpoint import load_checkpoint
+    from torchwise.train.resume import check_resumable, code_changes, code_fingerprint, restore
+
+    checkpoint = load_checkpoint(run.checkpoints / "last")
+    check_resumable(ctx.cfg, checkpoint, done_steps=checkpoint.meta["step"], done_epochs=checkpoint.meta["epoch"])
+    state = restore(ctx, checkpoint)
+    changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
+    if changed:
+        ctx.progress.message(f"warning: {', '.join(changed)} changed since the checkpoint; "
+                             "the resumed run is not an exact continuation")
+        run.log_event("code_changed", modules=changed)
+    run.log_event("resume", step=state.step, epoch=state.epoch, samples_in_epoch=state.samples_in_epoch)
+    return state
+
+
+def name_nonfinite(ctx: LoopContext | None, err: NonFiniteStep) -> TorchwiseError:
+    """Re-run the offending batch with forward hooks and name the first module whose output
+    is not finite; a finite forward means the backward overflowed."""
+    if ctx is None:
+        return err
+    module, step = first_nonfinite_module(ctx.model, err.window, precision=ctx.precision), err.step
+    where = f"module '{module}'" if module else "no module's forward output (the gradient overflowed)"
+    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm)
+    return RunFailed(f"non-finite loss or gradient at step {step}: first non-finite output in {where}",
+                     hint=err.hint)
+
+
+def first_nonfinite_module(model: nn.Module, window: list, *, precision: Precision) -> str | None:
+    found: list[str] = []
+    names = {module: name for name, module in model.named_modules()}
+
+    def check(module: nn.Module, _: Any, output: Any) -> None:
+        tensors = [output] if isinstance(output, torch.Tensor) else [
+            t for t in (output if isinstance(output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)]
+        if not found and any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
+            found.append(names.get(module) or type(module).__name__)
+
+    handles = [m.register_forward_hook(check) for m in model.modules()]
+    try:
+        with torch.no_grad(), precision.autocast():
+            for x, _ in window:
+                model(x)
+                if found:
+                    break
+    finally:
+        for handle in handles:
+            handle.remove()
+    return found[0] if found else None
 
 
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
@@ -132,8 +197,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
-        checkpoints=Checkpointer(cfg.checkpoint, directory=run.checkpoints, config_hash=cfg.config_hash())
-        if cfg.checkpoint.enabled else None,
+        checkpoints=Checkpointer(cfg, directory=run.checkpoints) if cfg.checkpoint.enabled else None,
     )
 
 

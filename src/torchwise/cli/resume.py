@@ -1,0 +1,23 @@
+"""`torchwise resume RUN_DIR [key=value ...]`: continue a run from its last checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def command(
+    run_dir: Path = typer.Argument(..., help="The run folder, e.g. runs/digits."),
+    overrides: list[str] = typer.Argument(None, help="Only extensions: train.epochs=40, early_stop.patience=8"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output, only the result."),
+) -> None:
+    """Continue a run exactly where its last checkpoint left it."""
+    from torchwise.cli.render import exit_for, print_run_result, run_or_explain
+    from torchwise.train.resume import load_run_config
+    from torchwise.train.run import run_training
+
+    cfg = load_run_config(run_dir, overrides or [])
+    result = run_or_explain(lambda: run_training(cfg, resume_dir=run_dir, progress="off" if quiet else None))
+    print_run_result(result)
+    exit_for(result)

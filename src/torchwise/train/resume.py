@@ -1,0 +1,119 @@
+"""Resume: continue a run from `checkpoints/last` exactly as if it had never stopped.
+
+A checkpoint holds the weights, optimizer and scaler state, the loop counters (epoch, step,
+samples used in the epoch), early stopping, and every RNG. The data order is a pure function
+of (seed, epoch), so the loader restarts at the same sample. The schedule is a pure function
+of the step. What is left is to refuse resumes that cannot be exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from torchwise.config import RunConfig, apply_override, load_config
+from torchwise.errors import ResumeError
+
+if TYPE_CHECKING:
+    from torchwise.train.checkpoint import Checkpoint
+    from torchwise.train.loop import LoopContext, LoopState
+
+# Overrides a resume may take: they extend or watch the run, never change a step's result.
+EXTENDING = ("train.epochs", "train.max_steps", "early_stop.", "log.", "checkpoint.")
+
+
+def load_run_config(run_dir: Path, overrides: list[str] | tuple[str, ...] = ()) -> RunConfig:
+    """The run's own resolved config, plus overrides that only extend it."""
+    import yaml
+
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise ResumeError(f"{run_dir} is not a torchwise run folder (no config.yaml)",
+                          hint="pass the folder a `torchwise train` run wrote, e.g. runs/digits")
+    raw = yaml.safe_load(path.read_text())
+    for override in overrides:
+        key = override.partition("=")[0]
+        if not key.startswith(EXTENDING):
+            raise ResumeError(f"resume cannot change {key!r}: it would change the steps already taken",
+                              hint="resume may set train.epochs, train.max_steps, early_stop.*, log.*, "
+                                   "checkpoint.*; start a new run to change anything else")
+        apply_override(raw, override)
+    return load_config(None, base=raw)
+
+
+def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, done_steps: int, done_epochs: int) -> None:
+    """The config must be the one the checkpoint was trained with, and the run must have room left."""
+    saved = checkpoint.meta.get("trajectory")
+    if checkpoint.meta.get("config_hash") != cfg.config_hash():
+        changed = sorted(_diff(saved or {}, cfg.trajectory()))
+        raise ResumeError(
+            f"the run's config changed since the checkpoint ({', '.join(changed[:6]) or 'unknown keys'})",
+            hint="resume with the config the run was trained with (its config.yaml), "
+                 "or start a new run with model.init_from pointing at the checkpoint")
+    if cfg.train.max_steps is not None and cfg.train.max_steps <= done_steps:
+        raise ResumeError(f"the run already did {done_steps} steps of train.max_steps={cfg.train.max_steps}",
+                          hint=f"extend it: torchwise resume RUN train.max_steps={done_steps * 2}")
+    if cfg.train.epochs is not None and cfg.train.epochs <= done_epochs and cfg.train.max_steps is None:
+        raise ResumeError(f"the run already finished {done_epochs} of train.epochs={cfg.train.epochs}",
+                          hint=f"extend it: torchwise resume RUN train.epochs={done_epochs + 10}")
+
+
+def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
+    """Load everything a checkpoint holds into a freshly built context; RNGs last."""
+    from torchwise.reproducibility import restore_rng_state
+    from torchwise.train.checkpoint import check_compatible
+    from torchwise.train.loop import LoopState
+
+    check_compatible(checkpoint, ctx.model)
+    training = checkpoint.training_state
+    ctx.model.load_state_dict(checkpoint.model_state)
+    ctx.optimizer.load_state_dict(training["optimizer"])
+    ctx.scaler.load_state_dict(training["scaler"])
+    # The tracker's record comes back; its settings (patience, min_delta) are the config's, which
+    # a resume may extend.
+    ctx.early_stop.load_state_dict({k: training["early_stop"][k] for k in ("best", "best_epoch", "best_step",
+                                                                            "bad_evals")})
+    state = LoopState(**training["loop"])
+    state.status, state.reason = "running", None
+    # Last: building the context drew from the RNGs (model init); the checkpoint's state wins.
+    restore_rng_state(training["rng"])
+    return state
+
+
+def code_fingerprint(cfg: RunConfig) -> dict[str, str]:
+    """sha256 of the source files of the user's targets (model, dataset, loss)."""
+    import importlib.util
+    import sys
+
+    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.task.loss) if t]
+    prints = {}
+    for target in targets:
+        module_name = target.partition(":")[0]
+        added = cfg.base_dir is not None and str(cfg.base_dir) not in sys.path
+        if added:
+            sys.path.insert(0, str(cfg.base_dir))
+        try:
+            spec = importlib.util.find_spec(module_name)
+        except (ImportError, ValueError):
+            spec = None
+        finally:
+            if added:
+                sys.path.remove(str(cfg.base_dir))
+        if spec is not None and spec.origin and Path(spec.origin).is_file():
+            prints[module_name] = hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    return prints
+
+
+def code_changes(saved: dict[str, str], now: dict[str, str]) -> list[str]:
+    return sorted(name for name in saved.keys() | now.keys() if saved.get(name) != now.get(name))
+
+
+def _diff(a: Any, b: Any, prefix: str = "") -> set[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys: set[str] = set()
+        for key in a.keys() | b.keys():
+            keys |= _diff(a.get(key), b.get(key), f"{prefix}{key}.")
+        return keys
+    return set() if json.dumps(a) == json.dumps(b) else {prefix.rstrip(".")}
