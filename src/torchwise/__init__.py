@@ -17,6 +17,9 @@ __version__ = "0.1.0"
 # public name -> "module:attribute", resolved on first access
 _LAZY: dict[str, str] = {
     "TorchwiseError": "torchwise.errors:TorchwiseError",
+    "doctor": "torchwise.env:doctor",
+    "explain": "torchwise.diagnose.errors:explain",
+    "Explanation": "torchwise.diagnose.explanation:Explanation",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -13,6 +13,8 @@ import typer
 
 # name -> module; each module exposes `command`. Add a line here to add a command.
 COMMANDS: dict[str, str] = {
+    "doctor": "torchwise.cli.doctor",
+    "explain": "torchwise.cli.explain",
 }
 
 
