@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+from torchwise.env.probe import parse_smi_header, parse_smi_query, probe_smi
+
+
+def test_fake_nvidia_smi_is_parsed_like_the_real_one(fake_smi):
+    smi = fake_smi(
+        driver="550.54.14",
+        cuda="12.4",
+        gpus=[("NVIDIA GeForce RTX 4090", "8.9", 24564), ("NVIDIA A100-SXM4-80GB", "8.0", 81920)],
+    )
+    assert smi.driver_version == "550.54.14"
+    assert smi.cuda == (12, 4)
+    assert [(g.index, g.name, g.capability, g.memory_mib) for g in smi.gpus] == [
+        (0, "NVIDIA GeForce RTX 4090", (8, 9), 24564),
+        (1, "NVIDIA A100-SXM4-80GB", (8, 0), 81920),
+    ]
+
+
+def test_no_nvidia_smi_on_path_means_no_driver(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert probe_smi() is None
+
+
+def test_header_without_cuda_version_and_query_without_capability():
+    assert parse_smi_header("| NVIDIA-SMI 470.82.01   Driver Version: 470.82.01 |") == (
+        "470.82.01",
+        None,
+    )
+    gpus = parse_smi_query("0, Tesla K80, [N/A], [N/A]\nnot a row\n")
+    assert [(g.name, g.capability, g.memory_mib) for g in gpus] == [("Tesla K80", None, None)]
