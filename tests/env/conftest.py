@@ -25,7 +25,8 @@ Mon Nov 30 13:37:39 2026
 """
 ROW = (
     "|   {index}  {name:<30} Off |   00000000:0{index}:00.0 Off |                  Off |\n"
-    "|  0%   38C    P8             19W /  450W |       1MiB / {memory:>6}MiB |      0%      Default |"
+    "|  0%   38C    P8             19W /  450W |       1MiB / {memory:>6}MiB |"
+    "      0%      Default |"
 )
 
 
