@@ -42,11 +42,15 @@ def render(report) -> None:  # type: ignore[no-untyped-def]
     for finding in report.findings:
         if finding.level in ("warn", "fail"):
             style = LEVEL_STYLE[finding.level]
-            console.print(f"\n[{style}]{finding.level}[/] [bold]{finding.id}[/]: {finding.summary}")
+            # soft_wrap: a pip command broken over two lines cannot be pasted
+            console.print(
+                f"\n[{style}]{finding.level}[/] [bold]{finding.id}[/]: {finding.summary}",
+                soft_wrap=True,
+            )
             if finding.detail:
-                console.print(finding.detail, markup=False, highlight=False)
+                console.print(finding.detail, markup=False, highlight=False, soft_wrap=True)
             if finding.fix:
-                console.print("[bold]fix:[/]", finding.fix, highlight=False)
+                console.print("[bold]fix:[/]", finding.fix, highlight=False, soft_wrap=True)
     verdict = "problems found" if report.failed else "no failures"
     console.print(f"\n{verdict}. Paste this into a bug report:\n")
     print(report.render_plain())

@@ -191,9 +191,9 @@ def pick_cuda_build(
 ) -> tuple[str, Version] | None:
     """The (torch version spec, CUDA version) to install, preferring the installed torch.
 
-    Within one torch release the newest CUDA that the driver runs natively wins, then one it
-    runs through minor-version compatibility. When no build of this release fits, the newest
-    release in the table that has one is named (as ``"2.7.*"``).
+    Within one torch release the newest CUDA that the driver runs natively wins, else the
+    oldest one it runs through minor-version compatibility. When no build of this release
+    fits, the newest release in the table that has one is named (as ``"2.7.*"``).
     """
 
     def fits(cuda: Version) -> bool:
@@ -207,7 +207,10 @@ def pick_cuda_build(
     def best(candidates: tuple[Version, ...]) -> Version | None:
         usable = [cuda for cuda in candidates if fits(cuda)]
         native = [cuda for cuda in usable if driver_cuda is None or cuda <= driver_cuda]
-        return max(native or usable, default=None)
+        if native:
+            return max(native)
+        # Through minor-version compatibility: the build closest to the driver risks least.
+        return min(usable, default=None)
 
     installed = public_version(torch_version)
     chosen = best(cuda_builds_for(installed))
