@@ -231,7 +231,8 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     total = amount(rf"total capacity of {size}", rf"{size} total capacity")
     free = amount(rf"of which {size} is free", rf"{size} free")
     unallocated = amount(rf"{size} is reserved by PyTorch but unallocated")
-    facts = f"needed {tried} more" + (f", {free} free of {total}" if free and total else "")
+    facts = f"needed {tried} more" if tried else "an allocation failed"
+    facts += f", {free} free of {total}" if free and total else ""
     checklist = [
         "halve the batch size (torchwise tune batch-size CONFIG finds the largest that fits)",
         "keep the effective batch with gradient accumulation over several smaller batches",
@@ -362,7 +363,7 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "cuda-out-of-memory",
-        r"(?:CUDA|HIP) out of memory\. Tried to allocate ([\d.]+ [KMGT]?i?B)",
+        r"(?:CUDA|HIP) out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
         _out_of_memory,
     ),
     known(
