@@ -49,19 +49,6 @@ def command(
             "Search the message (without your own names and numbers) or ask on discuss.pytorch.org."
         )
     else:
-        render(explanation)
+        # the same text a crashed `torchwise train` run prints under its error
+        print(explanation.render())
     raise typer.Exit(0 if explanation else 1)
-
-
-def render(explanation) -> None:  # type: ignore[no-untyped-def]
-    from rich.console import Console
-
-    console = Console(highlight=False)
-    console.print(f"[bold]{explanation.title}[/]", markup=True)
-    for label, text in (
-        ("what it means", explanation.meaning),
-        ("likely cause", explanation.cause),
-        ("fix", explanation.fix),
-    ):
-        console.print(f"\n[bold cyan]{label}[/]")
-        console.print(text, markup=False)

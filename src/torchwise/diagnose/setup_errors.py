@@ -37,9 +37,12 @@ def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
             " build) or an old GPU with a newer build (GTX 10xx, sm_61, needs CUDA 12.6 or older)."
         ),
         fix=(
-            'Compare python -c "import torch; print(torch.cuda.get_device_capability(),'
-            ' torch.cuda.get_arch_list())", then install a build that lists your sm_XY, e.g.'
-            f" pip install --force-reinstall torch --index-url {WHEEL_INDEX}/cu128. {DOCTOR}"
+            "Compare the GPU with the architectures in the build:\n"
+            '    python -c "import torch; print(torch.cuda.get_device_capability(),'
+            ' torch.cuda.get_arch_list())"\n'
+            "then install a build that lists your sm_XY, e.g. for an RTX 50xx:\n"
+            f"    pip install --force-reinstall torch --index-url {WHEEL_INDEX}/cu128\n"
+            f"{DOCTOR}"
         ),
     )
 
@@ -55,9 +58,10 @@ def _not_compiled(match: re.Match[str], text: str) -> Explanation:
             " index; or the code hard-codes 'cuda' on a machine without an NVIDIA GPU."
         ),
         fix=(
-            "With an NVIDIA GPU install a CUDA build: pip install --force-reinstall torch"
-            f" --index-url {WHEEL_INDEX}/cu128 ({DOCTOR}) Without one, choose the device in code:"
-            " device = 'cuda' if torch.cuda.is_available() else 'cpu' (on a Mac: 'mps')."
+            "With an NVIDIA GPU install a CUDA build:\n"
+            f"    pip install --force-reinstall torch --index-url {WHEEL_INDEX}/cu128\n"
+            f"{DOCTOR} Without one, choose the device in code:\n"
+            "    device = 'cuda' if torch.cuda.is_available() else 'cpu'  # 'mps' on a Mac"
         ),
     )
 
@@ -71,11 +75,10 @@ def _driver_too_old(match: re.Match[str], text: str) -> Explanation:
     build = pick_cuda_build(
         torch_version, driver_cuda=cuda, driver_version=MINOR_COMPAT_MIN_DRIVER.get(cuda[0])
     )
-    instead = (
-        f" or install the build that fits this driver: {pip_install_torch(build[0], cuda=build[1])}"
-        if build
-        else ""
-    )
+    instead = "."
+    if build is not None:
+        command = pip_install_torch(build[0], cuda=build[1])
+        instead = f", or install the build that fits this driver:\n    {command}"
     return answer(
         title=f"The NVIDIA driver runs CUDA up to {shown}, older than this torch build needs",
         meaning=(
@@ -83,7 +86,7 @@ def _driver_too_old(match: re.Match[str], text: str) -> Explanation:
             " for a newer CUDA, so it cannot start the GPU."
         ),
         cause="The torch wheel was installed for a newer CUDA than the machine's driver supports.",
-        fix=f"Update the NVIDIA driver (https://www.nvidia.com/Download/index.aspx){instead}.",
+        fix=f"Update the NVIDIA driver (https://www.nvidia.com/Download/index.aspx){instead}",
     )
 
 
@@ -110,8 +113,8 @@ def _torchvision_ops(match: re.Match[str], text: str) -> Explanation:
             " torch was upgraded or reinstalled from another index without torchvision."
         ),
         fix=(
-            f"pip install --force-reinstall --no-deps {pin}{index}"
-            "  (torchwise doctor checks the pair)."
+            "Install the torchvision that belongs with this torch (torchwise doctor checks the"
+            f" pair):\n    pip install --force-reinstall --no-deps {pin}{index}"
         ),
     )
 

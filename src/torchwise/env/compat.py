@@ -223,11 +223,9 @@ def pick_cuda_build(
     return None
 
 
-def pip_install_torch(torch_version: str, *, cuda: Version, extra: str = "") -> str:
-    """The exact pip command for ``torch==version`` built for ``cuda``; ``extra``: more packages."""
-    spec = public_version(torch_version)
-    requirement = f"torch=={spec}"
+def pip_install_torch(torch_version: str, *, cuda: Version) -> str:
+    """The exact pip command for ``torch==version`` built for ``cuda``."""
+    requirement = f"torch=={public_version(torch_version)}"
     if "*" in requirement:  # quoted so the shell does not expand it
         requirement = f'"{requirement}"'
-    packages = requirement + (f" {extra}" if extra else "")
-    return f"pip install --force-reinstall {packages} --index-url {WHEEL_INDEX}/{cuda_tag(cuda)}"
+    return f"pip install --force-reinstall {requirement} --index-url {WHEEL_INDEX}/{cuda_tag(cuda)}"
