@@ -82,6 +82,8 @@ def torch_build(monkeypatch):
         monkeypatch.setattr(torch, "__version__", version)
         monkeypatch.setattr(torch.version, "cuda", cuda)
         monkeypatch.setattr(torch.cuda, "get_arch_list", lambda: list(arch_list or []))
+        flags = " ".join(arch_list or []) or None
+        monkeypatch.setattr(torch._C, "_cuda_getArchFlags", lambda: flags, raising=False)
         monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
         monkeypatch.setattr(torch.cuda, "device_count", lambda: len(devices))
         monkeypatch.setattr(torch.cuda, "get_device_name", lambda i=0: devices[i][0])

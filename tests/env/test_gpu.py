@@ -193,3 +193,10 @@ def test_mps_on_old_macos(make_facts, torch_build, monkeypatch):
 def test_mps_is_not_a_question_off_macos(make_facts, monkeypatch):
     monkeypatch.setattr(platform, "system", lambda: "Linux")
     assert gpu.check_mps(make_facts(None)).level == "info"
+
+
+def test_unknown_arch_list_is_not_reported_as_a_missing_arch(make_facts, fake_smi, torch_build):
+    smi = fake_smi(driver="550.54.14", cuda="12.4", gpus=[RTX_4090])
+    torch_build("2.5.1+cu124", cuda="12.4", arch_list=[])
+    finding = gpu.check_gpu_arch(make_facts(smi))
+    assert (finding.id, finding.level) == ("gpu-arch-unsupported", "info")

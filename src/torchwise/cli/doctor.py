@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
+
+if TYPE_CHECKING:
+    from torchwise.env import DoctorReport
 
 LEVEL_STYLE = {"ok": "green", "info": "dim", "warn": "yellow", "fail": "bold red"}
 
@@ -26,7 +30,7 @@ def command(
     raise typer.Exit(report.exit_code)
 
 
-def render(report) -> None:  # type: ignore[no-untyped-def]
+def render(report: DoctorReport) -> None:
     from rich.console import Console
     from rich.table import Table
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import platform
+from types import ModuleType
 
 from torchwise.env.compat import (
     MIN_DRIVER_FOR_CUDA,
     MINOR_COMPAT_MIN_DRIVER,
+    WHEEL_INDEX,
     Version,
     arch_cuda_range,
     arch_list_covers,
@@ -22,6 +24,7 @@ from torchwise.env.probe import Facts, Smi
 
 NO_SMI = "no NVIDIA GPU (nvidia-smi not found)"
 HIDDEN_VALUES = {"", "-1", "none", "void"}
+CPU_INSTALL = f"pip install torch --index-url {WHEEL_INDEX}/cpu"
 
 
 def _build_cuda(facts: Facts) -> Version | None:
@@ -130,6 +133,16 @@ def _capabilities(facts: Facts) -> list[tuple[str, Version]]:
     ]
 
 
+def _arch_list(torch: ModuleType) -> list[str]:
+    """The archs the wheel carries. Before torch 2.4 ``get_arch_list()`` is empty whenever
+    CUDA is unavailable, which is exactly when it is wanted, so ask the compiled flags then."""
+    arch_list = list(torch.cuda.get_arch_list())
+    if arch_list:
+        return arch_list
+    flags = getattr(torch._C, "_cuda_getArchFlags", None)
+    return (flags() or "").split() if flags else []
+
+
 def check_gpu_arch(facts: Facts) -> Finding:
     finding_id = "gpu-arch-unsupported"
     assert facts.torch is not None
@@ -138,7 +151,9 @@ def check_gpu_arch(facts: Facts) -> Finding:
     gpus = _capabilities(facts)
     if not gpus:
         return Finding(finding_id, "info", "no GPU compute capability to check")
-    arch_list = list(facts.torch.cuda.get_arch_list())
+    arch_list = _arch_list(facts.torch)
+    if not arch_list:
+        return Finding(finding_id, "info", "this torch does not say which GPU archs it carries")
     missing = [(name, cap) for name, cap in gpus if not arch_list_covers(arch_list, cap)]
     listed = ", ".join(f"{name} (sm_{cap[0]}{cap[1]})" for name, cap in gpus)
     if not missing:
@@ -222,10 +237,7 @@ def check_cuda_unavailable(facts: Facts) -> Finding:
     )
 
 
-CPU_INSTALL = "pip install torch --index-url https://download.pytorch.org/whl/cpu"
-
-
-def _init_error(torch) -> str:  # type: ignore[no-untyped-def]
+def _init_error(torch: ModuleType) -> str:
     try:
         torch.cuda.init()
     except Exception as err:  # noqa: BLE001 - the error text is the evidence

@@ -10,6 +10,7 @@ import shutil
 import time
 from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from torchwise.env.findings import Finding
 from torchwise.env.precision import pick_precision
@@ -221,7 +222,7 @@ def check_compile_toolchain(facts: Facts) -> Finding:
 
 
 def _compile_for_real(torch: ModuleType, summary: str) -> Finding:
-    def function(x):  # type: ignore[no-untyped-def]
+    def function(x: Any) -> Any:
         return torch.sin(x) * 2 + x
 
     x = torch.linspace(-1, 1, 64)
@@ -235,7 +236,7 @@ def _compile_for_real(torch: ModuleType, summary: str) -> Finding:
             "fail",
             f"torch.compile failed: {type(err).__name__}: {first_line}",
             detail=str(err)[-2000:],
-            fix="train without compile (compile: false) and report the error above",
+            fix="train without torch.compile (eager mode) and report the error above",
         )
     seconds = time.perf_counter() - start
     if not torch.allclose(compiled, function(x), atol=1e-5):

@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 from torchwise.env.findings import Finding
 from torchwise.env.probe import Facts
@@ -35,7 +36,7 @@ class _Squares:
         return index * index
 
 
-def run_loader(torch, num_workers: int) -> list[int]:  # type: ignore[no-untyped-def]
+def run_loader(torch: ModuleType, num_workers: int) -> list[int]:
     loader = torch.utils.data.DataLoader(
         _Squares(), batch_size=2, num_workers=num_workers, timeout=LOADER_TIMEOUT_S
     )
