@@ -69,6 +69,7 @@ def test_gpu_arch_missing_from_the_wheel_is_no_kernel_image(make_facts, fake_smi
     assert (finding.id, finding.level) == ("gpu-arch-unsupported", "fail")
     assert "sm_120" in finding.summary
     assert "no kernel image is available" in finding.detail
+    assert finding.detail.endswith("This GPU needs a CUDA 12.8+ build.")
     assert finding.fix == (
         'pip install --force-reinstall "torch==2.10.*"'
         " --index-url https://download.pytorch.org/whl/cu128"
@@ -81,6 +82,7 @@ def test_old_gpu_on_a_new_wheel_is_pointed_to_an_older_cuda(make_facts, fake_smi
     finding = gpu.check_gpu_arch(make_facts(smi))
     assert finding.level == "fail"
     assert "sm_61" in finding.summary
+    assert finding.detail.endswith("This GPU needs a CUDA 12.6 or older build.")
     assert finding.fix == (
         "pip install --force-reinstall torch==2.7.1"
         " --index-url https://download.pytorch.org/whl/cu126"
@@ -200,3 +202,15 @@ def test_unknown_arch_list_is_not_reported_as_a_missing_arch(make_facts, fake_sm
     torch_build("2.5.1+cu124", cuda="12.4", arch_list=[])
     finding = gpu.check_gpu_arch(make_facts(smi))
     assert (finding.id, finding.level) == ("gpu-arch-unsupported", "info")
+
+
+def test_cuda_visible_devices_naming_a_missing_gpu(make_facts, fake_smi, torch_build, monkeypatch):
+    smi = fake_smi(driver="550.54.14", cuda="12.4", gpus=[A100, A100])
+    torch_build("2.5.1+cu124", cuda="12.4", arch_list=ARCH_CU124, available=False)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    finding = gpu.check_cuda_unavailable(make_facts(smi))
+    assert (finding.level, finding.summary) == (
+        "fail",
+        "CUDA_VISIBLE_DEVICES='2,3' names no GPU that exists",
+    )
+    assert finding.detail == "nvidia-smi lists GPUs 0 to 1."

@@ -143,6 +143,17 @@ def _arch_list(torch: ModuleType) -> list[str]:
     return (flags() or "").split() if flags else []
 
 
+def _arch_needs(capability: Version) -> str:
+    low, high = arch_cuda_range(capability)
+    if low:
+        return f"a CUDA {format_version(low)}+ build"
+    if high == (0, 0):
+        return "a source build with TORCH_CUDA_ARCH_LIST set (no current wheel has it)"
+    if high:
+        return f"a CUDA {format_version(high)} or older build"
+    return "a build that lists it"
+
+
 def check_gpu_arch(facts: Facts) -> Finding:
     finding_id = "gpu-arch-unsupported"
     assert facts.torch is not None
@@ -160,14 +171,6 @@ def check_gpu_arch(facts: Facts) -> Finding:
         return Finding(finding_id, "ok", f"kernels for {listed}", detail=" ".join(arch_list))
     name, capability = missing[0]
     sm = f"sm_{capability[0]}{capability[1]}"
-    low, high = arch_cuda_range(capability)
-    needs = (
-        f"a CUDA {format_version(low)}+ build"
-        if low
-        else f"a CUDA {format_version(high)} or older build"
-        if high and high > (0, 0)
-        else "a source build with TORCH_CUDA_ARCH_LIST set (no current wheel has it)"
-    )
     smi = facts.smi or Smi(driver_version=None, cuda=None)
     return Finding(
         finding_id,
@@ -175,7 +178,7 @@ def check_gpu_arch(facts: Facts) -> Finding:
         f"{name} is {sm}, which this torch build has no kernels for",
         detail=(
             f"torch.cuda.get_arch_list() = {arch_list}. Every CUDA op fails with 'no kernel image"
-            f" is available for execution on the device'. This GPU needs {needs}."
+            f" is available for execution on the device'. This GPU needs {_arch_needs(capability)}."
         ),
         fix=_install_fix(facts, smi, capability),
     )
@@ -198,6 +201,14 @@ def check_cuda_unavailable(facts: Facts) -> Finding:
             "fail",
             f"CUDA_VISIBLE_DEVICES={visible!r} hides every GPU",
             fix="unset CUDA_VISIBLE_DEVICES (or set it to the GPU ids to use, e.g. 0)",
+        )
+    if visible is not None and facts.smi and _names_no_gpu(visible, len(facts.smi.gpus)):
+        return Finding(
+            finding_id,
+            "fail",
+            f"CUDA_VISIBLE_DEVICES={visible!r} names no GPU that exists",
+            detail=f"nvidia-smi lists GPUs 0 to {len(facts.smi.gpus) - 1}.",
+            fix="set CUDA_VISIBLE_DEVICES to ids nvidia-smi lists, or unset it",
         )
     if _is_rocm(facts):
         return Finding(
@@ -237,6 +248,12 @@ def check_cuda_unavailable(facts: Facts) -> Finding:
     )
 
 
+def _names_no_gpu(visible: str, gpu_count: int) -> bool:
+    """True when every id in CUDA_VISIBLE_DEVICES is a number past the last GPU."""
+    ids = [item.strip() for item in visible.split(",")]
+    return all(item.isdigit() and int(item) >= gpu_count for item in ids)
+
+
 def _init_error(torch: ModuleType) -> str:
     try:
         torch.cuda.init()
@@ -273,7 +290,7 @@ def check_nccl(facts: Facts) -> Finding:
             "warn",
             "this torch build has no torch.distributed",
             detail="Multi-process training (torchrun) is impossible with it.",
-            fix=f"install an official wheel: {CPU_INSTALL}",
+            fix="pip install --force-reinstall torch  (official wheels include torch.distributed)",
         )
     if not torch.cuda.is_available():
         return Finding("nccl", "info", "no CUDA: multi-process training uses the gloo backend")
