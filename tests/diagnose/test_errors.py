@@ -53,9 +53,15 @@ CASES = [
          "nn.Linear(3136, 10)", "Never hard-code the batch size"],
     ),
     (
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x392 and 784x10)",
+        "linear-shapes",
+        ["exactly 32 samples of 784 features", "x.view(64, -1)) folded a batch of 32"],
+    ),
+    (
         DATA_PARALLEL_KEYS,
         "state-dict-mismatch",
-        ["ResNet", "DataParallel", 'k.removeprefix("module.")', "3 key(s) the checkpoint lacks",
+        ["ResNet", "The checkpoint was saved from a DataParallel", 'k.removeprefix("module.")',
+         "3 key(s) the checkpoint lacks",
          "strict=False"],
     ),
     (
@@ -215,6 +221,13 @@ def test_every_table_entry_has_a_case():
         "driver-too-old",
         "torchvision-operator-missing",
     }
+
+
+def test_a_wrong_in_features_is_not_called_a_folded_batch():
+    explanation = explain(
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x3136 and 784x10)"
+    )
+    assert explanation is not None and "folded" not in explanation.cause
 
 
 @pytest.mark.parametrize(

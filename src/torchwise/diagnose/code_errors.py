@@ -14,8 +14,22 @@ NO_HARD_CODED_BATCH = (
 )
 
 
+def _folded_batch(rows: int, features: int, expected: int) -> str:
+    """The classic last-batch bug: x.view(64, -1) on a smaller final batch spreads its samples
+    over 64 rows. Only the smaller-batch direction is claimed; a larger whole-number ratio is
+    as often a wrong in_features after a conv stack."""
+    samples, remainder = divmod(rows * features, expected)
+    if remainder or not 0 < samples < rows:
+        return ""
+    return (
+        f" The {rows}x{features} elements are exactly {samples} samples of {expected} features:"
+        f" a view with a hard-coded size (x.view({rows}, -1)) folded a batch of {samples}."
+    )
+
+
 def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
     rows, features, expected, outputs = match.groups()
+    folded = _folded_batch(int(rows), int(features), int(expected))
     return answer(
         title=f"A Linear layer expects {expected} input features but got {features}",
         meaning=(
@@ -28,7 +42,7 @@ def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
             f"The tensor reaching the layer is not shaped the way in_features={expected}"
             f" assumes: it was not flattened per sample, or in_features was worked out for"
             f" another input size (another image size, a changed conv stack). {rows} is the"
-            f" batch size, or the batch size times the other leading dimensions."
+            f" batch size, or the batch size times the other leading dimensions.{folded}"
         ),
         fix=(
             f"Flatten each sample before the layer with x = x.view(x.size(0), -1) (or"
@@ -106,7 +120,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             + "; ".join(facts or ["keys differ"])
             + "."
         ),
-        cause="; ".join(causes) + ".",
+        cause=sentence("; ".join(causes)),
         fix=(
             "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
             " unexpected keys (those layers keep their initial weights: check the missing_keys"
