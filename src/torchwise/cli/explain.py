@@ -17,6 +17,8 @@ def read_source(source: str) -> str:
     from torchwise.errors import TorchwiseError
 
     if source == "-":
+        if sys.stdin.isatty():  # otherwise a bare `torchwise explain` looks hung
+            print("Paste the error or traceback, then press Ctrl-D.", file=sys.stderr)
         return sys.stdin.read()
     try:
         return Path(source).read_text(errors="replace")
@@ -30,12 +32,12 @@ def read_source(source: str) -> str:
 def command(
     source: str = typer.Argument(
         "-",
-        metavar="[FILE|-]",
+        metavar="FILE|-",
         help="File with the error or whole traceback; - (default) reads stdin.",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
-    """Explain a PyTorch error: exit 0 when explained, 1 when the message is unknown."""
+    """Explain a PyTorch error: exit 0 when explained, 1 when unknown, 2 when unreadable."""
     from torchwise.diagnose.errors import explain
 
     text = read_source(source)
