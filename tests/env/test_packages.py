@@ -70,3 +70,14 @@ def test_python_too_old_fails(make_facts, monkeypatch):
     finding = packages.check_python(make_facts())
     assert (finding.id, finding.level) == ("python", "fail")
     assert finding.fix.startswith("create the environment with a newer Python: python3.10")
+
+
+def test_torch_not_installed_says_which_interpreter_to_install_into():
+    from torchwise.env.probe import Facts
+
+    facts = Facts(torch=None, torch_error="ModuleNotFoundError: No module named 'torch'", smi=None)
+    finding = packages.check_torch_import(facts)
+    assert (finding.id, finding.level) == ("torch-import", "fail")
+    assert finding.summary == "torch does not import (ModuleNotFoundError: No module named 'torch')"
+    assert "same interpreter" in finding.detail
+    assert finding.fix.endswith(" -m pip install --force-reinstall torch")

@@ -32,6 +32,7 @@ def devices(torch: ModuleType) -> list[str]:
 
 
 def _fix_for(problems: list[str]) -> str:
+    # here, not at the top: diagnose reads env.compat, so env importing it is a cycle
     from torchwise.diagnose.errors import explain
 
     for problem in problems:
