@@ -101,3 +101,21 @@ def make_facts():
         return Facts(torch=torch, torch_error=None, smi=smi, full=full, runs_dir=runs_dir)
 
     return make
+
+
+DRIVER_NOT_LOADED = (
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure"
+    " that the latest NVIDIA driver is installed and running."
+)
+
+
+@pytest.fixture
+def failing_smi(tmp_path, monkeypatch):
+    """An nvidia-smi that fails the way it does when the driver module is not loaded."""
+    folder = tmp_path / "broken-bin"
+    folder.mkdir()
+    script = folder / "nvidia-smi"
+    script.write_text(f'#!/bin/sh\necho "{DRIVER_NOT_LOADED}"\nexit 9\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return probe_smi()

@@ -214,3 +214,24 @@ def test_cuda_visible_devices_naming_a_missing_gpu(make_facts, fake_smi, torch_b
         "CUDA_VISIBLE_DEVICES='2,3' names no GPU that exists",
     )
     assert finding.detail == "nvidia-smi lists GPUs 0 to 1."
+
+
+def test_driver_not_loaded_fails_once_with_the_reboot_fix(
+    make_facts, failing_smi, torch_build, monkeypatch
+):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    torch_build("2.5.1+cu124", cuda="12.4", arch_list=ARCH_CU124, available=False)
+    unavailable = gpu.check_cuda_unavailable(make_facts(failing_smi))
+    assert (unavailable.id, unavailable.level) == ("cuda-unavailable", "fail")
+    assert unavailable.summary.startswith(
+        "nvidia-smi is installed but fails: NVIDIA-SMI has failed"
+    )
+    assert unavailable.fix.startswith("reboot")
+    assert gpu.check_cpu_build_with_gpu(make_facts(failing_smi)).level == "info"
+
+
+def test_driver_not_loaded_on_a_cpu_build(make_facts, failing_smi, torch_build):
+    torch_build("2.5.1+cpu")
+    finding = gpu.check_cpu_build_with_gpu(make_facts(failing_smi))
+    assert (finding.id, finding.level) == ("torch-cpu-build-with-gpu", "fail")
+    assert "NVIDIA-SMI has failed" in finding.summary

@@ -110,6 +110,7 @@ def build_report(facts: Facts) -> dict[str, Any]:
     smi = facts.smi
     report["driver"] = smi.driver_version if smi else None
     report["driver_cuda"] = format_version(smi.cuda) if smi and smi.cuda else None
+    report["driver_error"] = smi.error if smi else None
     report["gpus"] = [
         gpu.name + (f" (sm_{gpu.capability[0]}{gpu.capability[1]})" if gpu.capability else "")
         for gpu in (smi.gpus if smi else [])

@@ -60,12 +60,30 @@ def _install_fix(facts: Facts, smi: Smi, capability: Version | None = None) -> s
     return pip_install_torch(torch_spec, cuda=cuda)
 
 
+def _smi_fails(finding_id: str, error: str) -> Finding:
+    return Finding(
+        finding_id,
+        "fail",
+        f"nvidia-smi is installed but fails: {error}",
+        detail=(
+            "The NVIDIA driver is not loaded or cannot reach the GPU, so no build of torch can"
+            " use it. Usual causes: a driver or kernel update without a reboot, Secure Boot"
+            " blocking the module, or a container started without --gpus all."
+        ),
+        fix="reboot; if that does not help, reinstall the NVIDIA driver, then run torchwise doctor",
+    )
+
+
 def check_cpu_build_with_gpu(facts: Facts) -> Finding:
     finding_id = "torch-cpu-build-with-gpu"
     if facts.smi is None:
         return Finding(finding_id, "info", NO_SMI)
     if _build_cuda(facts) or _is_rocm(facts):
+        if facts.smi.error:  # reported once, by cuda-unavailable
+            return Finding(finding_id, "info", "CUDA build of torch; nvidia-smi fails")
         return Finding(finding_id, "ok", f"CUDA build of torch for {_gpu_names(facts.smi)}")
+    if facts.smi.error:
+        return _smi_fails(finding_id, facts.smi.error)
     assert facts.torch is not None
     return Finding(
         finding_id,
@@ -218,6 +236,8 @@ def check_cuda_unavailable(facts: Facts) -> Finding:
             detail="Check rocm-smi, HIP_VISIBLE_DEVICES, and that the user is in the render group.",
             fix="sudo usermod -aG render,video $USER  (then log in again)",
         )
+    if facts.smi is not None and facts.smi.error:
+        return _smi_fails(finding_id, facts.smi.error)
     if facts.smi is None:
         return Finding(
             finding_id,

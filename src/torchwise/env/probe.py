@@ -34,11 +34,13 @@ class Gpu:
 
 @dataclass(frozen=True)
 class Smi:
-    """What the NVIDIA driver reports; ``cuda`` is the newest CUDA it can run."""
+    """What the NVIDIA driver reports; ``cuda`` is the newest CUDA it can run. ``error`` is
+    set when nvidia-smi is installed but fails, a sign of a driver that is not loaded."""
 
     driver_version: str | None
     cuda: Version | None
     gpus: list[Gpu] = field(default_factory=list)
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,28 +86,32 @@ def _is_number(cell: str) -> bool:
     return re.fullmatch(r"\d+(\.\d+)?", cell) is not None
 
 
-def _run(args: list[str]) -> str | None:
+def _run(args: list[str]) -> tuple[bool, str]:
+    """(succeeded, output): stdout on success, else what it said (nvidia-smi errors on stdout)."""
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=SMI_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return False, str(err)
+    if done.returncode == 0:
+        return True, done.stdout
+    return False, (done.stdout + done.stderr).strip() or f"exit code {done.returncode}"
 
 
 def probe_smi() -> Smi | None:
-    """None when ``nvidia-smi`` is missing or fails (no NVIDIA driver, or no GPU visible)."""
+    """None when ``nvidia-smi`` is not installed; an ``Smi`` with ``error`` set when it is but
+    fails (the driver is not loaded, or cannot talk to the GPU)."""
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return None
-    header = _run([smi])
-    if header is None:
-        return None
+    ok, header = _run([smi])
+    if not ok:
+        return Smi(driver_version=None, cuda=None, error=header.splitlines()[0])
     driver, cuda = parse_smi_header(header)
     fields = "index,name,compute_cap,memory.total"
-    rows = _run([smi, f"--query-gpu={fields}", "--format=csv,noheader,nounits"])
-    if rows is None:  # drivers before 510 do not know compute_cap
-        rows = _run([smi, "--query-gpu=index,name", "--format=csv,noheader,nounits"])
-    return Smi(driver_version=driver, cuda=cuda, gpus=parse_smi_query(rows or ""))
+    ok, rows = _run([smi, f"--query-gpu={fields}", "--format=csv,noheader,nounits"])
+    if not ok:  # drivers before 510 do not know compute_cap
+        ok, rows = _run([smi, "--query-gpu=index,name", "--format=csv,noheader,nounits"])
+    return Smi(driver_version=driver, cuda=cuda, gpus=parse_smi_query(rows if ok else ""))
 
 
 def probe_torch() -> tuple[ModuleType | None, str | None]:
