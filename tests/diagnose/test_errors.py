@@ -85,6 +85,25 @@ CASES = [
         ["cpu and cuda:0", "mat1 is on cpu", "device=x.device"],
     ),
     (
+        "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor)"
+        " should be the same or input should be a MKLDNN tensor and weight is a dense tensor",
+        "input-weight-type",
+        ["Tensors on two devices: cpu and cuda", "the input is torch.FloatTensor",
+         "model.to(device)"],
+    ),
+    (
+        "RuntimeError: Input type (torch.cuda.HalfTensor) and weight type"
+        " (torch.cuda.FloatTensor) should be the same",
+        "input-weight-type",
+        ["expected Float, found Half", "torch.autocast"],
+    ),
+    (
+        "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously"
+        " reported at some other API call",
+        "cuda-out-of-memory",
+        ["GPU 0 ran out of memory: an allocation failed", "set_to_none=True"],
+    ),
+    (
         "RuntimeError: expected scalar type Long but found Float",
         "dtype-mismatch",
         ["expected Long, found Float", "CrossEntropyLoss", "y = y.long()"],

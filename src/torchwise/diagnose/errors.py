@@ -3,7 +3,8 @@
 ``explain`` takes an exception or any text holding the message (a whole traceback will do)
 and returns an ``Explanation``, or None for a message it does not know. The table is
 ``KNOWN``: one entry per error, each a regex and a builder (``code_errors`` for mistakes in
-the user's code, ``setup_errors`` for the install and the machine). No torch import.
+the user's model and data code, ``runtime_errors`` for autograd, memory and kernel failures
+during a step, ``setup_errors`` for the install and the machine). No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
 >>> e.title
@@ -14,11 +15,11 @@ True
 
 from __future__ import annotations
 
-from torchwise.diagnose import code_errors, setup_errors
+from torchwise.diagnose import code_errors, runtime_errors, setup_errors
 from torchwise.diagnose.explanation import Explanation, KnownError
 
 # First match wins; the messages are distinct enough that the order rarely matters.
-KNOWN: list[KnownError] = [*code_errors.KNOWN, *setup_errors.KNOWN]
+KNOWN: list[KnownError] = [*code_errors.KNOWN, *runtime_errors.KNOWN, *setup_errors.KNOWN]
 
 
 def error_text(error: BaseException | str) -> str:
