@@ -8,6 +8,7 @@ import time
 
 import jsonschema
 import pytest
+import torch
 
 from torchwise.env import CHECKS, doctor
 from torchwise.env.doctor import SCHEMA_PATH, Check, run_check
@@ -91,6 +92,7 @@ def test_cli_doctor_json_is_fast_valid_and_exits_0_here(tmp_path):
     assert seconds < 5, f"doctor took {seconds:.1f} s"
 
 
+@pytest.mark.skipif(torch.version.cuda is not None, reason="simulates a CPU build of torch")
 def test_cli_doctor_exits_1_on_a_cpu_build_next_to_a_gpu(tmp_path):
     from conftest import write_fake_smi  # tests/env/conftest.py
 

@@ -74,7 +74,7 @@ def run_check(check: Check, facts: Facts) -> Finding:
         )
 
 
-def doctor(*, full: bool = False, runs_dir: Path | str = "runs") -> DoctorReport:
+def doctor(full: bool = False, *, runs_dir: Path | str = "runs") -> DoctorReport:
     """Check the install and the machine; ``full`` also runs a real ``torch.compile``.
 
     >>> report = doctor()                              # doctest: +SKIP
