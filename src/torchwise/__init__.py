@@ -21,6 +21,9 @@ _LAZY: dict[str, str] = {
     "load_config": "torchwise.config:load_config",
     "RunConfig": "torchwise.config:RunConfig",
     "RunResult": "torchwise.train.run:RunResult",
+    "doctor": "torchwise.env:doctor",
+    "explain": "torchwise.diagnose.errors:explain",
+    "Explanation": "torchwise.diagnose.explanation:Explanation",
 }
 
 __all__ = ["__version__", *_LAZY]

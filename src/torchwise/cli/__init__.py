@@ -15,6 +15,8 @@ import typer
 COMMANDS: dict[str, str] = {
     "train": "torchwise.cli.train",
     "resume": "torchwise.cli.resume",
+    "doctor": "torchwise.cli.doctor",
+    "explain": "torchwise.cli.explain",
 }
 
 

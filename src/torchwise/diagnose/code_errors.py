@@ -1,0 +1,314 @@
+"""Known errors that come from the user's own model and training code.
+
+Each entry: a builder that reads the numbers out of the message, then the row in ``KNOWN``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
+
+NO_HARD_CODED_BATCH = (
+    "Never hard-code the batch size (x.view(64, -1)): the last batch of an epoch is smaller."
+)
+
+
+def _folded_batch(rows: int, features: int, expected: int) -> str:
+    """The classic last-batch bug: x.view(64, -1) on a smaller final batch spreads its samples
+    over 64 rows. Only the smaller-batch direction is claimed; a larger whole-number ratio is
+    as often a wrong in_features after a conv stack."""
+    samples, remainder = divmod(rows * features, expected)
+    if remainder or not 0 < samples < rows:
+        return ""
+    return (
+        f" The {rows}x{features} elements are exactly {samples} samples of {expected} features:"
+        f" a view with a hard-coded size (x.view({rows}, -1)) folded a batch of {samples}."
+    )
+
+
+def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
+    rows, features, expected, outputs = match.groups()
+    folded = _folded_batch(int(rows), int(features), int(expected))
+    return answer(
+        title=f"A Linear layer expects {expected} input features but got {features}",
+        meaning=(
+            f"A matrix product got a {rows}x{features} input and a {expected}x{outputs} weight;"
+            f" the inner sizes ({features} and {expected}) must be equal. In a model this is an"
+            f" nn.Linear(in_features={expected}, out_features={outputs}) fed {rows} rows of"
+            f" {features} features each."
+        ),
+        cause=(
+            f"The tensor reaching the layer is not shaped the way in_features={expected}"
+            f" assumes: it was not flattened per sample, or in_features was worked out for"
+            f" another input size (another image size, a changed conv stack). {rows} is the"
+            f" batch size, or the batch size times the other leading dimensions.{folded}"
+        ),
+        fix=(
+            f"Flatten each sample before the layer with x = x.view(x.size(0), -1) (or"
+            f" torch.flatten(x, 1)), or, if {features} is the right feature count, build the"
+            f" layer as nn.Linear({features}, {outputs}). {NO_HARD_CODED_BATCH} Print x.shape"
+            f" just before the layer to see what arrives."
+        ),
+    )
+
+
+def _keys(label: str, text: str) -> list[str]:
+    line = re.search(rf"{label} key\(s\) in state_dict: (.*)", text)
+    return re.findall(r'"([^"]+)"', line.group(1)) if line else []
+
+
+def _shown(keys: list[str], most: int = 4) -> str:
+    more = f" and {len(keys) - most} more" if len(keys) > most else ""
+    return ", ".join(keys[:most]) + more
+
+
+def _state_dict(match: re.Match[str], text: str) -> Explanation:
+    model = match.group(1)
+    missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
+    sizes = re.findall(
+        r"size mismatch for ([\w.]+): copying a param with shape torch\.Size\(\[([\d, ]*)\]\)"
+        r" from checkpoint, the shape in current model is torch\.Size\(\[([\d, ]*)\]\)",
+        text,
+    )
+    facts, causes, fixes = [], [], []
+    if missing:
+        facts.append(
+            f"the model has {len(missing)} key(s) the checkpoint lacks ({_shown(missing)})"
+        )
+    if unexpected:
+        facts.append(
+            f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
+        )
+    for prefix, source in (
+        ("module.", "DataParallel/DistributedDataParallel"),
+        ("_orig_mod.", "torch.compile"),
+    ):
+        if unexpected and all(key.startswith(prefix) for key in unexpected):
+            causes.append(
+                f"the checkpoint was saved from a {source} wrapper,"
+                f" which adds '{prefix}' to every key"
+            )
+            fixes.append(
+                f'state = {{k.removeprefix("{prefix}"): v for k, v in state.items()}}'
+                " before load_state_dict"
+            )
+    for name, saved, current in sizes:
+        facts.append(f"{name} is [{saved}] in the checkpoint but [{current}] in the model")
+    if sizes:
+        names = ", ".join(f'"{name}"' for name, _, _ in sizes)
+        causes.append(
+            "the model is built with other sizes than at save time (number of classes, hidden size)"
+        )
+        fixes.append(
+            "build the model with the sizes used when saving; or, to reuse all but those layers"
+            f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
+            f" state.items() if k not in {{{names}}}}} and load with strict=False"
+        )
+    if not causes:
+        causes.append(
+            "the model's code changed since the checkpoint was saved"
+            " (layers added, renamed or removed)"
+        )
+        fixes.append(
+            "load with the model code that saved the checkpoint, or rename the keys in the dict"
+        )
+    return answer(
+        title=f"The checkpoint does not fit the model {model}",
+        meaning=(
+            "load_state_dict matches tensors by name and shape: "
+            + "; ".join(facts or ["keys differ"])
+            + "."
+        ),
+        cause=sentence("; ".join(causes)),
+        fix=(
+            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
+            " unexpected keys (those layers keep their initial weights: check the missing_keys"
+            " and unexpected_keys it returns) but never a size mismatch."
+        ),
+    )
+
+
+def _two_devices(match: re.Match[str], text: str) -> Explanation:
+    first, second, argument, on, others = match.groups()
+    if first:
+        return _device_answer(first, second)
+    return _device_answer(on, others, which=f" ({argument} is on {on})")
+
+
+def _device_answer(first: str, second: str, *, which: str = "") -> Explanation:
+    return answer(
+        title=f"Tensors on two devices: {first} and {second}",
+        meaning=(
+            f"One operation got inputs on {first} and on {second}{which};"
+            " torch never moves data implicitly."
+        ),
+        cause=(
+            "The model was moved to the GPU but the batch was not (or the other way round), or a"
+            " tensor created inside forward() or the loss has no device"
+            " (torch.zeros(n) is on the CPU)."
+        ),
+        fix=(
+            "Pick one device and use it for both: device = torch.device('cuda' if"
+            " torch.cuda.is_available() else 'cpu'); model.to(device); and in the loop"
+            " x, y = x.to(device), y.to(device). Inside forward create tensors with"
+            " device=x.device, and keep constant tensors as buffers (self.register_buffer)."
+        ),
+    )
+
+
+# Target dtype per loss, the usual cause of a Long/Float clash.
+LOSS_TARGETS = (
+    "CrossEntropyLoss and NLLLoss want class indices as int64 (y = y.long(), shape [N]);"
+    " BCEWithLogitsLoss, BCELoss, MSELoss and L1Loss want float targets shaped like the output"
+    " (y = y.float(), and y.unsqueeze(1) for an [N, 1] output)."
+)
+
+
+def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
+    """(cause, fix) for a dtype clash, most specific first."""
+    pair = {expected.lower(), found.lower()}
+    if expected.lower() == "long" and found.lower() in ("float", "double", "int"):
+        return (
+            "a loss that takes class indices (CrossEntropyLoss, NLLLoss) got a"
+            f" {found} target, e.g. one-hot rows or labels read as floats",
+            f"pass class indices: y = y.long() (shape [N]). {LOSS_TARGETS}",
+        )
+    if found.lower() in ("long", "int") and expected.lower() in ("float", "double"):
+        return (
+            "integer data reached a loss or layer that computes in floating point: labels"
+            " given to MSELoss/BCEWithLogitsLoss, or raw integer inputs",
+            f"convert with .float() where the tensor is made. {LOSS_TARGETS}",
+        )
+    if pair == {"double", "float"}:
+        return (
+            "data came from NumPy, whose default float64 becomes a Double tensor",
+            "convert once when loading: torch.from_numpy(a).float() or torch.tensor(a,"
+            " dtype=torch.float32); do not call model.double() (half the speed)",
+        )
+    if pair & {"half", "bfloat16"}:
+        return (
+            "part of the computation was cast to half precision by hand",
+            "drop the manual .half()/.bfloat16() calls and run the forward pass under"
+            " torch.autocast(device_type, dtype=...), which casts per operation",
+        )
+    return (
+        f"a {found} tensor reached an operation that needs {expected}",
+        f"convert it where it is made, e.g. tensor.to(torch.{expected.lower()}). {LOSS_TARGETS}",
+    )
+
+
+def _scalar_type(match: re.Match[str], text: str) -> Explanation:
+    # the regex has numbered alternatives (found2, expected3, ...): fold them onto one name
+    groups = {name.rstrip("234"): value for name, value in match.groupdict().items() if value}
+    expected, found = groups.get("expected", "?"), groups.get("found", "?")
+    if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
+        op, found = groups["op"], groups["dtype"]
+        expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
+    return _dtype_answer(expected, found)
+
+
+def _dtype_answer(expected: str, found: str) -> Explanation:
+    cause, fix = _dtype_advice(expected, found)
+    return answer(
+        title=f"Wrong dtype: expected {expected}, found {found}",
+        meaning=(
+            f"An operation needed {expected} tensors and got {found};"
+            " torch does not convert them for you."
+        ),
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
+    """``Input type (torch.cuda.HalfTensor) and weight type (torch.FloatTensor)``: a device
+    clash, a dtype clash, or both (then the device, which hides the other, comes first)."""
+    input_type, weight_type = match.groups()
+
+    def device(tensor_type: str) -> str:
+        return "cuda" if ".cuda." in tensor_type else "cpu"
+
+    def dtype(tensor_type: str) -> str:
+        return tensor_type.rsplit(".", 1)[-1].removesuffix("Tensor")
+
+    if device(input_type) != device(weight_type):
+        which = f" (the input is {input_type}, the weights {weight_type})"
+        return _device_answer(device(input_type), device(weight_type), which=which)
+    return _dtype_answer(dtype(weight_type), dtype(input_type))
+
+
+def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
+    inputs, targets = match.groups()
+    return answer(
+        title=f"The output has {inputs} rows but the target has {targets}",
+        meaning="The loss pairs each output row with one target; the counts must be equal.",
+        cause=(
+            "A view/reshape with a hard-coded size merged or split the batch, or the output is"
+            " [N, C, ...] while the target was flattened (or the other way round)."
+        ),
+        fix=(
+            "Reshape with the batch size taken from the tensor: x.view(x.size(0), -1)."
+            f" {NO_HARD_CODED_BATCH}"
+        ),
+    )
+
+
+def _channels(match: re.Match[str], text: str) -> Explanation:
+    weight, shape, expected, got = match.groups()
+    return answer(
+        title=f"A conv layer expects {expected} input channels but got {got}",
+        meaning=f"The conv weight [{weight}] wants [N, {expected}, H, W]; the input is [{shape}].",
+        cause=(
+            "Grayscale images fed to an RGB model (or the reverse),"
+            " channels-last data ([N, H, W, C])"
+            " not permuted, or in_channels set for another layer's output."
+        ),
+        fix=(
+            f"Set in_channels={got} on the first conv, or convert the images (ToTensor() gives"
+            f" [C, H, W]; x.permute(0, 3, 1, 2) turns [N, H, W, C] into [N, C, H, W]; Grayscale"
+            f"(num_output_channels={expected}) repeats gray into {expected} channels)."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "linear-shapes",
+        r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
+        _linear_shapes,
+    ),
+    known("state-dict-mismatch", r"Error\(s\) in loading state_dict for (\w+)", _state_dict),
+    known(
+        "two-devices",
+        r"Expected all tensors to be on the same device, but (?:found at least two devices,"
+        r" ([\w:]+) and ([\w:]+)"
+        r"|got (\w+) is on ([\w:]+), different from other tensors on ([\w:]+))",
+        _two_devices,
+    ),
+    known(
+        "input-weight-type",
+        r"Input type \(([\w.]+)\) and weight type \(([\w.]+)\) should be the same",
+        _input_weight_type,
+    ),
+    known(
+        "dtype-mismatch",
+        r"expected scalar type (?P<expected>\w+) but found (?P<found>\w+)"
+        r"|Found dtype (?P<found2>\w+) but expected (?P<expected2>\w+)"
+        r"|Expected object of scalar type (?P<expected3>\w+) but got scalar type (?P<found3>\w+)"
+        r"|must have the same dtype, but got (?P<found4>\w+) and (?P<expected4>\w+)"
+        r"|\"(?P<op>\w+)\" not implemented for '(?P<dtype>\w+)'",
+        _scalar_type,
+    ),
+    known(
+        "batch-size-mismatch",
+        r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)",
+        _batch_sizes,
+    ),
+    known(
+        "conv-channels",
+        r"weight of size \[([\d, ]+)\], expected input\[([\d, ]+)\] to have (\d+) channels,"
+        r" but got (\d+) channels instead",
+        _channels,
+    ),
+]

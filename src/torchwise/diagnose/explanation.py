@@ -1,0 +1,102 @@
+"""The shape of an answer to a known error, and of an entry in the table of known errors.
+
+Pure text work (``re`` and dataclasses): nothing here imports torch.
+
+>>> e = Explanation(id="x", title="T", meaning="M", cause="C", fix="F")
+>>> print(e.render())
+T
+  what it means: M
+  likely cause:  C
+  fix:           F
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What an error means, the most likely cause in the user's code, and the fix.
+
+    ``matched`` is the part of the message that was recognised; ``id`` names the table entry.
+    """
+
+    id: str
+    title: str
+    meaning: str
+    cause: str
+    fix: str
+    matched: str = ""
+
+    def render(self, width: int = 100) -> str:
+        """Plain text for a terminal or a log, printed under the error itself."""
+        rows = [("what it means:", self.meaning), ("likely cause:", self.cause), ("fix:", self.fix)]
+        lines = [self.title]
+        for label, text in rows:
+            lines += _hanging(label, text, width)
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _hanging(label: str, text: str, width: int) -> list[str]:
+    """``label`` then ``text`` wrapped under itself; lines that start with spaces stay as code."""
+    indent = "  " + " " * 15
+    out: list[str] = []
+    for number, paragraph in enumerate(text.splitlines() or [""]):
+        first = f"  {label:<14} " if number == 0 else indent
+        if paragraph.startswith("    "):
+            out.append(indent + paragraph.strip("\n"))
+            continue
+        wrapped = textwrap.wrap(paragraph, width - len(indent)) or [""]
+        out.append(first + wrapped[0])
+        out += [indent + line for line in wrapped[1:]]
+    return out
+
+
+Builder = Callable[[re.Match[str], str], Explanation]
+
+
+@dataclass(frozen=True)
+class KnownError:
+    """One row of the table: the regex that recognises the message and the builder that
+    turns the match (and the whole text, for details spread over several lines) into an answer."""
+
+    id: str
+    regex: re.Pattern[str]
+    build: Builder
+
+    def explain(self, text: str) -> Explanation | None:
+        match = self.regex.search(text)
+        if match is None:
+            return None
+        answer = self.build(match, text)
+        return Explanation(
+            id=self.id,
+            title=answer.title,
+            meaning=answer.meaning,
+            cause=answer.cause,
+            fix=answer.fix,
+            matched=match.group(0),
+        )
+
+
+def known(error_id: str, pattern: str, build: Builder, flags: int = 0) -> KnownError:
+    return KnownError(error_id, re.compile(pattern, flags), build)
+
+
+def answer(*, title: str, meaning: str, cause: str, fix: str) -> Explanation:
+    """What a builder returns; ``KnownError.explain`` fills in ``id`` and ``matched``."""
+    return Explanation(id="", title=title, meaning=meaning, cause=cause, fix=fix)
+
+
+def sentence(text: str) -> str:
+    """Capitalised and ending in a full stop, for parts assembled from table fragments."""
+    text = text[0].upper() + text[1:]
+    return text if text.endswith(".") else text + "."
