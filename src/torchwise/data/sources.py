@@ -115,6 +115,9 @@ def read_csv(path: Path, *, target_column: str | None,
                             hint="every row needs one value per column")
         for out, index in enumerate([*columns, target_index]):
             cell = row[index].strip()
+            if not cell:
+                raise DataError(f"{path} line {row_number}, column {header[index]!r} is empty",
+                                hint="fill or drop missing values before training")
             try:
                 value = float(cell)
             except ValueError:

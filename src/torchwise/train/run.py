@@ -73,6 +73,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     state = LoopState()
     ctx: LoopContext | None = None
     try:
+        if cfg.log.tensorboard:
+            run.enable_tensorboard()
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
         if resume_dir is not None:
             state = resume_state(ctx, run)
