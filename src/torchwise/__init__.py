@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 # public name -> "module:attribute", resolved on first access
 _LAZY: dict[str, str] = {
     "TorchwiseError": "torchwise.errors:TorchwiseError",
+    # not "lint": that name is the torchwise.lint subpackage
+    "lint_paths": "torchwise.lint.engine:lint_paths",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -13,6 +13,7 @@ import typer
 
 # name -> module; each module exposes `command`. Add a line here to add a command.
 COMMANDS: dict[str, str] = {
+    "lint": "torchwise.cli.lint",
 }
 
 

@@ -1,0 +1,103 @@
+"""Rules about saving and loading: torch.load safety, whole-module pickles, resumable checkpoints."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
+from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.findings import Edit, Hit, Level
+from torchwise.lint.registry import rule
+
+
+def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
+    return (c for c in ctx.calls if ctx.qualname(c.func) == qualname)
+
+
+@rule("TW110", Level.INFO, hint='pass map_location="cpu" (or the target device) and keep weights_only=True')
+def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
+    """``torch.load`` with ``weights_only=False`` (error) or without ``map_location`` (info).
+
+    Why: ``weights_only=False`` unpickles arbitrary code from the file: loading a
+    downloaded checkpoint can run anything. Without ``map_location`` tensors go back to the
+    device they were saved from, which fails on a CPU-only machine or piles every rank's
+    copy onto GPU 0.
+    Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
+    """
+    for call in _calls_to(ctx, "torch.load"):
+        if is_constant(keyword(call, "weights_only"), False):
+            yield Hit(call, "torch.load(weights_only=False) runs arbitrary pickled code",
+                      level=Level.ERROR, hint="load with weights_only=True; save state_dicts, not objects")
+            continue
+        if keyword(call, "map_location") is not None or len(call.args) >= 2:
+            continue
+        if any(k.arg is None for k in call.keywords):
+            continue  # **kwargs may carry it
+        last = max([*call.args, *call.keywords], key=position, default=None)
+        edits = ()
+        if last is not None and last.end_lineno is not None:
+            at = (last.end_lineno, last.end_col_offset or 0)
+            edits = (Edit.insert(at, ', map_location="cpu"'),)
+        yield Hit(call, "torch.load without map_location loads onto the device it was saved from",
+                  edits=edits)
+
+
+@rule("TW111", Level.WARNING, hint="torch.save(model.state_dict(), path)")
+def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
+    """``torch.save(model, ...)`` of a whole module instead of its ``state_dict()``.
+
+    Why: pickling the module stores a reference to its class by import path; renaming or
+    moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe).
+    Fix: save ``model.state_dict()`` and rebuild the model before ``load_state_dict``.
+    """
+    for call in _calls_to(ctx, "torch.save"):
+        if call.args and isinstance(call.args[0], ast.Name | ast.Attribute):
+            if ctx.kind(call.args[0]) == "model":
+                yield Hit(call, f"torch.save of the whole module {ast.unparse(call.args[0])}")
+
+
+def _saved_dict(ctx: FileContext, node: ast.expr) -> ast.Dict | None:
+    if isinstance(node, ast.Dict):
+        return node
+    values = ctx.assignments.get(dotted(node) or "", [])
+    return next((v for v in reversed(values) if isinstance(v, ast.Dict)), None)
+
+
+def _mentions(ctx: FileContext, key: ast.expr | None, value: ast.expr, kinds: set[str]) -> bool:
+    words = {"model": ("model", "net", "weights"), "optimizer": ("optim", "opt")}
+    label = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
+    if any(label.lower().startswith(w) for kind in kinds for w in words.get(kind, ())):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and method(value) == "state_dict"
+        and ctx.kind(receiver_of(value)) in kinds
+    )
+
+
+@rule("TW119", Level.WARNING, hint='add "optimizer": optimizer.state_dict() (and the scheduler\'s)')
+def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
+    """A checkpoint dict with the model state but no optimizer state.
+
+    Why: resuming from it restarts Adam's moments and the LR schedule from zero; the loss
+    jumps and the run is not the run it claims to continue.
+    Fix: save ``optimizer.state_dict()`` (and scheduler / scaler states) with the model.
+    """
+    builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
+    if not builds_optimizer:
+        return
+    for call in _calls_to(ctx, "torch.save"):
+        saved = _saved_dict(ctx, call.args[0]) if call.args else None
+        if saved is None:
+            continue
+        pairs = list(zip(saved.keys, saved.values, strict=True))
+        has_model = any(_mentions(ctx, k, v, {"model"}) for k, v in pairs)
+        if has_model and not any(_mentions(ctx, k, v, {"optimizer"}) for k, v in pairs):
+            yield Hit(call, "checkpoint saves the model but not the optimizer state")
+
+
+def _assigned_names(ctx: FileContext) -> Iterator[ast.expr]:
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            yield from (t for t in node.targets if isinstance(t, ast.Name | ast.Attribute))
