@@ -60,9 +60,9 @@ def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, s
     if name == "CosineAnnealingLR":
         t_max = keyword(built, "T_max") or (built.args[1] if len(built.args) > 1 else None)
         text = ast.unparse(t_max) if t_max is not None else ""
-        if "epoch" in text.lower():
-            return "epoch", name
-        return ("step", name) if _STEP_WORDS.search(text) else None
+        if _STEP_WORDS.search(text):  # epochs * len(loader) counts steps
+            return "step", name
+        return ("epoch", name) if "epoch" in text.lower() else None
     if name == "LambdaLR":
         schedule = keyword(built, "lr_lambda") or (built.args[1] if len(built.args) > 1 else None)
         target = ctx.functions.get(dotted(schedule) or "") if schedule is not None else None

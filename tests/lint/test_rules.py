@@ -1,0 +1,34 @@
+"""One fixture per rule: positive cases marked ``# expect: TWxxx`` and near-miss negatives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torchwise.lint.config import LintConfig
+from torchwise.lint.engine import lint_source
+from torchwise.lint.rules import all_rules
+
+from .expectations import expected
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CODES = sorted(all_rules())
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_rule_reports_exactly_the_marked_lines(code):
+    fixture = FIXTURES / f"{code.lower()}.py"
+    want = expected(fixture)
+    assert want, f"{fixture.name} has no positive case"
+    assert {c for c, _ in want} == {code}
+    findings = lint_source(fixture.read_text(), str(fixture), config=LintConfig(select=(code,)))
+    assert {(f.code, f.line) for f in findings} == want
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_rule_documents_why_and_fix(code):
+    rule = all_rules()[code]
+    doc = rule.check.__doc__ or ""
+    assert "Why:" in doc and "Fix:" in doc, code
+    assert rule.hint
