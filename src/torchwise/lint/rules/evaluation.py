@@ -40,7 +40,7 @@ def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | N
     return modes[-1] if modes else None
 
 
-def _grad_disabled(ctx: FileContext, loop: Loop) -> bool:
+def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
     if ctx.under_no_grad(loop):
         return True
     inside = any(
@@ -56,10 +56,22 @@ def _grad_disabled(ctx: FileContext, loop: Loop) -> bool:
     return inside or switched_off
 
 
-def evaluation_loops(ctx: FileContext) -> Iterator[tuple[Loop, bool]]:
+_Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+
+
+def _data_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.expr]]:
+    """``for`` loops and comprehensions with the iterable each one walks."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.For | ast.AsyncFor):
+            yield node, node.iter
+        elif isinstance(node, _Comprehension):
+            yield node, node.generators[0].iter
+
+
+def evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
     """Loops over data that run the model without training it, with their no_grad status."""
-    for loop in (n for n in ast.walk(ctx.tree) if isinstance(n, ast.For | ast.AsyncFor)):
-        names = ctx.data_names(loop.iter)
+    for loop, iterable in _data_loops(ctx):
+        names = ctx.data_names(iterable)
         if not names:
             continue
         reached = ctx.reached_calls(loop)

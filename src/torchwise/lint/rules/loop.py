@@ -91,7 +91,12 @@ def _zeroes_optimizer(ctx: FileContext, node: ast.AST, stepped: str | None) -> b
 
 
 def _batch_loop(ctx: FileContext, node: ast.AST) -> ast.AST | None:
-    return next((loop for loop in ctx.loops(node) if ctx.has_backward(loop)), None)
+    """The loop around ``node`` that runs backward itself (not only in a nested loop)."""
+    for loop in ctx.loops(node):
+        backwards = (c for c in ctx.calls_in(loop) if ctx.is_backward(c))
+        if any(ctx.loops(b)[0] is loop for b in backwards):
+            return loop
+    return None
 
 
 def _printed_tensor(call: ast.Call) -> bool:
