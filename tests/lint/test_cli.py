@@ -17,7 +17,11 @@ def run_lint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": SRC}
     return subprocess.run(
         [sys.executable, "-m", "torchwise", "lint", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
     )
 
 
@@ -90,7 +94,7 @@ def test_unknown_format_exits_2(tmp_path):
     assert result.returncode == 2 and "error: unknown format 'xml'" in result.stderr
 
 
-FIXABLE = '''import torch
+FIXABLE = """import torch
 from torch.cuda.amp import GradScaler, autocast
 
 scaler = GradScaler()
@@ -115,7 +119,7 @@ def step(model, loader, optimizer):
     for p in model.parameters():
         if p.grad is not None:
             p.grad.zero_()
-'''
+"""
 
 
 def test_fix_rewrites_amp_zero_grad_and_map_location(tmp_path):

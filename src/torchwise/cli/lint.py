@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -14,11 +15,17 @@ def _codes(value: str | None) -> list[str]:
 
 
 def command(
-    paths: list[str] = typer.Argument(..., help="Python files or folders to check."),
-    output_format: str = typer.Option("text", "--format", help="text, json or sarif."),
-    select: str = typer.Option(None, "--select", help="Only these codes or prefixes (TW1,TW106)."),
-    ignore: str = typer.Option(None, "--ignore", help="Skip these codes or prefixes."),
-    fix: bool = typer.Option(False, "--fix", help="Rewrite what can be fixed (TW110, TW117, TW123)."),
+    paths: Annotated[
+        list[str], typer.Argument(metavar="PATH...", help="Python files or folders to check.")
+    ],
+    output_format: Annotated[str, typer.Option("--format", help="text, json or sarif.")] = "text",
+    select: Annotated[
+        str | None, typer.Option(help="Only these codes or prefixes, comma-separated (TW1,TW106).")
+    ] = None,
+    ignore: Annotated[str | None, typer.Option(help="Skip these codes or prefixes.")] = None,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Rewrite what can be fixed (TW110, TW117, TW123).")
+    ] = False,
 ) -> None:
     """Check training scripts for the classic PyTorch mistakes (exit 1 on errors or warnings)."""
     from torchwise.lint.engine import lint_paths
@@ -29,12 +36,12 @@ def command(
         raise LintError(
             f"unknown format {output_format!r}", hint=f"use one of: {', '.join(FORMATS)}"
         )
-    options = {"select": _codes(select) or None, "ignore": _codes(ignore)}
+    selected, ignored = _codes(select) or None, _codes(ignore)
     if fix:
-        findings, changed = fix_paths(paths, **options)
+        findings, changed = fix_paths(paths, select=selected, ignore=ignored)
         for path in changed:
             print(f"fixed: {path}", file=sys.stderr)
     else:
-        findings = lint_paths(paths, **options)
+        findings = lint_paths(paths, select=selected, ignore=ignored)
     typer.echo(render(findings, output_format))
     raise typer.Exit(1 if fails(findings) else 0)

@@ -256,8 +256,10 @@ class FileContext:
             name = self.qualname(node.func) or ""
             if name in NO_GRAD_CONTEXTS:
                 return True
-            return name.endswith("set_grad_enabled") and bool(node.args) and is_constant(
-                node.args[0], False
+            return (
+                name.endswith("set_grad_enabled")
+                and bool(node.args)
+                and is_constant(node.args[0], False)
             )
         return (self.qualname(node) or "") in NO_GRAD_CONTEXTS
 

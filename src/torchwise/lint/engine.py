@@ -123,7 +123,9 @@ def configured_files(
         try:
             source = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            raise LintError(f"{file}: cannot read: {err}", hint="lint only UTF-8 text files") from err
+            raise LintError(
+                f"{file}: cannot read: {err}", hint="lint only UTF-8 text files"
+            ) from err
         yield file, source, config
 
 

@@ -36,7 +36,11 @@ def render_text(findings: Sequence[Finding]) -> str:
     levels = Counter(f.level for f in findings)
     counts = ", ".join(
         _plural(levels[level], word)
-        for level, word in ((Level.ERROR, "error"), (Level.WARNING, "warning"), (Level.INFO, "info"))
+        for level, word in (
+            (Level.ERROR, "error"),
+            (Level.WARNING, "warning"),
+            (Level.INFO, "info"),
+        )
     )
     lines.append(f"Found {_plural(len(findings), 'problem')} ({counts}).")
     return "\n".join(lines)

@@ -35,7 +35,9 @@ def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
         )
         unscaled = any(method(c) == "unscale_" and position(c) < position(clip) for c in calls)
         if scaled and not unscaled:
-            yield Hit(clip, "gradients are clipped while still multiplied by the GradScaler's scale")
+            yield Hit(
+                clip, "gradients are clipped while still multiplied by the GradScaler's scale"
+            )
 
 
 def _open_paren(ctx: FileContext, call: ast.Call) -> tuple[int, int] | None:
@@ -64,7 +66,11 @@ def _calls_of(ctx: FileContext, node: ast.AST) -> ast.Call | None:
     return parent if isinstance(parent, ast.Call) and parent.func is node else None
 
 
-@rule("TW117", Level.WARNING, hint='use torch.amp.autocast("cuda", ...) / torch.amp.GradScaler("cuda")')
+@rule(
+    "TW117",
+    Level.WARNING,
+    hint='use torch.amp.autocast("cuda", ...) / torch.amp.GradScaler("cuda")',
+)
 def deprecated_cuda_amp(ctx: FileContext) -> Iterator[Hit]:
     """Deprecated ``torch.cuda.amp.autocast`` / ``torch.cuda.amp.GradScaler``.
 

@@ -1,4 +1,4 @@
-"""Rules about saving and loading: torch.load safety, whole-module pickles, resumable checkpoints."""
+"""Rules about saving and loading: torch.load safety, whole-module pickles, resumable state."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
     return (c for c in ctx.calls if ctx.qualname(c.func) == qualname)
 
 
-@rule("TW110", Level.INFO, hint='pass map_location="cpu" (or the target device) and keep weights_only=True')
+@rule(
+    "TW110",
+    Level.INFO,
+    hint='pass map_location="cpu" (or the target device) and keep weights_only=True',
+)
 def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
     """``torch.load`` with ``weights_only=False`` (error) or without ``map_location`` (info).
 
@@ -27,8 +31,12 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
     """
     for call in _calls_to(ctx, "torch.load"):
         if is_constant(keyword(call, "weights_only"), False):
-            yield Hit(call, "torch.load(weights_only=False) runs arbitrary pickled code",
-                      level=Level.ERROR, hint="load with weights_only=True; save state_dicts, not objects")
+            yield Hit(
+                call,
+                "torch.load(weights_only=False) runs arbitrary pickled code",
+                level=Level.ERROR,
+                hint="load with weights_only=True; save state_dicts, not objects",
+            )
             continue
         if keyword(call, "map_location") is not None or len(call.args) >= 2:
             continue
@@ -39,8 +47,11 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
         if last is not None and last.end_lineno is not None:
             at = (last.end_lineno, last.end_col_offset or 0)
             edits = (Edit.insert(at, ', map_location="cpu"'),)
-        yield Hit(call, "torch.load without map_location loads onto the device it was saved from",
-                  edits=edits)
+        yield Hit(
+            call,
+            "torch.load without map_location loads onto the device it was saved from",
+            edits=edits,
+        )
 
 
 @rule("TW111", Level.WARNING, hint="torch.save(model.state_dict(), path)")

@@ -22,7 +22,9 @@ def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
         assigned = ctx.assignments.get(value.id, [])
         return len(assigned) == 1 and _positive_workers(ctx, assigned[0])
     if isinstance(value, ast.Constant):
-        return isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
+        return (
+            isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
+        )
     return isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("cpu_count")
 
 
@@ -40,7 +42,9 @@ def _module_level_calls(ctx: FileContext) -> list[tuple[ast.Call, ast.Call]]:
     reached: list[tuple[ast.Call, ast.Call]] = []
     seen: set[str] = set()
     for statement in ctx.tree.body:
-        if _is_main_guard(statement) or isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if _is_main_guard(statement) or isinstance(
+            statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+        ):
             continue
         for node in [statement, *ctx.walk(statement)]:
             if isinstance(node, ast.Call):

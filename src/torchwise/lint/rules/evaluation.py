@@ -145,7 +145,9 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
         for call in ctx.calls_in(loop):
             if call not in reported and _mode_of_call(ctx, call) == "eval":
                 reported.add(call)
-                yield Hit(call, "model switched to eval() in the training loop and never back to train()")
+                yield Hit(
+                    call, "model switched to eval() in the training loop and never back to train()"
+                )
                 break
 
 
@@ -172,7 +174,11 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     """
     for load in ctx.calls:
         model = receiver_of(load)
-        if method(load) != "load_state_dict" or ctx.kind(model) in {"optimizer", "scheduler", "scaler"}:
+        if method(load) != "load_state_dict" or ctx.kind(model) in {
+            "optimizer",
+            "scheduler",
+            "scaler",
+        }:
             continue
         name, scope = dotted(model), ctx.scope_of(load)
         later = [c for c in ctx.calls_in(scope) if position(c) > position(load)]
@@ -180,5 +186,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
             continue
         runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]
         if runs and last_mode_before(ctx, scope, runs[0]) != "eval":
-            yield Hit(load, f"weights loaded, then {name} runs on line {runs[0].lineno} "
-                      "without model.eval()")
+            yield Hit(
+                load,
+                f"weights loaded, then {name} runs on line {runs[0].lineno} without model.eval()",
+            )

@@ -26,8 +26,10 @@ def _defines_device(ctx: FileContext) -> bool:
 
 
 def _is_cuda_string(node: ast.AST | None) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-        node.value.startswith("cuda")
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value.startswith("cuda"))
     )
 
 
@@ -66,7 +68,11 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
 
 
 def _leading_literal(call: ast.Call) -> ast.Constant | None:
-    dims = call.args[0].elts if len(call.args) == 1 and isinstance(call.args[0], ast.Tuple) else call.args
+    dims = (
+        call.args[0].elts
+        if len(call.args) == 1 and isinstance(call.args[0], ast.Tuple)
+        else call.args
+    )
     if len(dims) < 2 or not isinstance(dims[0], ast.Constant):
         return None
     value = dims[0].value
@@ -123,7 +129,9 @@ def _typo_of(attr: str) -> str | None:
     return "requires_grad" if ratio >= 0.85 else None
 
 
-@rule("TW118", Level.ERROR, hint="spell it requires_grad (and use module.requires_grad_() on modules)")
+@rule(
+    "TW118", Level.ERROR, hint="spell it requires_grad (and use module.requires_grad_() on modules)"
+)
 def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
     """``require_grad`` / ``requires_grads`` typos and assignments that freeze nothing.
 
@@ -137,9 +145,15 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
             continue
         stored = isinstance(node.ctx, ast.Store)
         if _typo_of(node.attr):
-            yield Hit(node, f"'{node.attr}' is not a tensor attribute; did you mean 'requires_grad'?")
+            yield Hit(
+                node, f"'{node.attr}' is not a tensor attribute; did you mean 'requires_grad'?"
+            )
         elif stored and node.attr == "requires_grad_":
             yield Hit(node, "assigning to requires_grad_ replaces the method; call it instead")
         elif stored and node.attr == "requires_grad" and ctx.kind(node.value) == "model":
-            yield Hit(node, f"{ast.unparse(node.value)} is a module: setting requires_grad on it "
-                      "freezes nothing", hint="call module.requires_grad_(False)")
+            yield Hit(
+                node,
+                f"{ast.unparse(node.value)} is a module: setting requires_grad on it "
+                "freezes nothing",
+                hint="call module.requires_grad_(False)",
+            )

@@ -45,7 +45,9 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
             reported.add(loop)
-            yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()")
+            yield Hit(
+                call, "backward() in a loop that steps the optimizer but never calls zero_grad()"
+            )
 
 
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
@@ -101,9 +103,11 @@ def _batch_loop(ctx: FileContext, node: ast.AST) -> ast.AST | None:
 
 def _printed_tensor(call: ast.Call) -> bool:
     for arg in call.args:
-        parts = [v.value for v in arg.values if isinstance(v, ast.FormattedValue)] if isinstance(
-            arg, ast.JoinedStr
-        ) else [arg]
+        parts = (
+            [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
+            if isinstance(arg, ast.JoinedStr)
+            else [arg]
+        )
         for part in parts:
             name = dotted(part) if isinstance(part, ast.Name | ast.Attribute) else None
             if name and _TENSOR_NAMES.match(name.rsplit(".", 1)[-1]):
@@ -111,7 +115,9 @@ def _printed_tensor(call: ast.Call) -> bool:
     return False
 
 
-@rule("TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)")
+@rule(
+    "TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)"
+)
 def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     """A host sync (``.item()``, ``.cpu()``, ``.numpy()``, ``print(tensor)``) on every step.
 
@@ -123,7 +129,9 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         name = method(call)
         is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
-        if not (name in _SYNC_METHODS and not call.args) and not (is_print and _printed_tensor(call)):
+        if not (name in _SYNC_METHODS and not call.args) and not (
+            is_print and _printed_tensor(call)
+        ):
             continue
         loop = _batch_loop(ctx, call)
         if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
@@ -176,8 +184,11 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
         scope = ctx.scope_of(step)
         for call in ctx.calls_in(loops[0]):
             if ctx.is_backward(call) and not _scaled(ctx, _backward_loss(call), scope):
-                yield Hit(call, f"gradients accumulate until the step on line {step.lineno}, "
-                          "but the loss is not divided by the accumulation steps")
+                yield Hit(
+                    call,
+                    f"gradients accumulate until the step on line {step.lineno}, "
+                    "but the loss is not divided by the accumulation steps",
+                )
 
 
 @rule("TW123", Level.WARNING, hint="use zero_grad(set_to_none=True) (the default) or p.grad = None")
@@ -192,8 +203,11 @@ def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
         flag = keyword(call, "set_to_none")
         if method(call) == "zero_grad" and is_constant(flag, False):
             kw = next(k for k in call.keywords if k.arg == "set_to_none")
-            yield Hit(call, "zero_grad(set_to_none=False) writes zeros instead of freeing gradients",
-                      edits=(Edit.replace(kw, "set_to_none=True"),))
+            yield Hit(
+                call,
+                "zero_grad(set_to_none=False) writes zeros instead of freeing gradients",
+                edits=(Edit.replace(kw, "set_to_none=True"),),
+            )
             continue
         grads = receiver_of(call)
         if method(call) != "zero_" or not isinstance(grads, ast.Attribute):

@@ -83,7 +83,11 @@ def _stepped_per_batch(ctx: FileContext, call: ast.Call) -> bool | None:
     return False if _optimizer_steps(ctx, loops[0]) else None
 
 
-@rule("TW113", Level.WARNING, hint="step epoch schedulers once per epoch and per-step ones every batch")
+@rule(
+    "TW113",
+    Level.WARNING,
+    hint="step epoch schedulers once per epoch and per-step ones every batch",
+)
 def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
     """An epoch scheduler stepped every batch, or a per-step scheduler stepped once per epoch.
 
