@@ -16,7 +16,7 @@ def _codes(value: str | None) -> list[str]:
 
 def command(
     paths: Annotated[
-        list[str], typer.Argument(metavar="PATH...", help="Python files or folders to check.")
+        list[str], typer.Argument(metavar="PATH", help="Python files or folders to check.")
     ],
     output_format: Annotated[str, typer.Option("--format", help="text, json or sarif.")] = "text",
     select: Annotated[

@@ -40,8 +40,20 @@ _NAME_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("scaler", re.compile(r"scaler", re.I)),
     ("optimizer", re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|_opt(im(izer)?)?$", re.I)),
     ("loader", re.compile(r"loader|^dl(_\w+)?$|_dl$|batches", re.I)),
-    ("model", re.compile(r"model|^net$|^net_|_net$|network|encoder|decoder|classifier", re.I)),
+    ("model", re.compile(r"model|^net|net$|network|encoder|decoder|classifier|backbone", re.I)),
 )
+# `model_path`, `optimizer_state`, `loader_kwargs` name something about the object, not it.
+_ABOUT_SUFFIXES = re.compile(
+    r"_(path|dir|name|file|state|state_dict|sd|cfg|config|args|kwargs|type|id|params|url)$", re.I
+)
+
+
+def _is_library_module(qualname: str) -> bool:
+    """``torch.nn.Linear(...)``, ``torchvision.models.resnet18(...)``; not losses."""
+    if qualname.startswith("torchvision.models."):
+        return True
+    last = qualname.rsplit(".", 1)[-1]
+    return qualname.startswith("torch.nn.") and last[:1].isupper() and not last.endswith("Loss")
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -177,10 +189,14 @@ class FileContext:
                 return "scaler"
             if last == "DataLoader":
                 return "loader"
-            if last in self.module_classes or built_from.startswith(("torch.nn.", "torchvision")):
+            if last == "state_dict":
+                return "state"
+            if last in self.module_classes or _is_library_module(built_from):
                 return "model"
         name = dotted(node)
         last_name = name.rsplit(".", 1)[-1] if name else ""
+        if _ABOUT_SUFFIXES.search(last_name):
+            return None
         for kind, pattern in _NAME_KINDS:
             if pattern.search(last_name):
                 return kind

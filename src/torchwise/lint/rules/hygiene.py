@@ -122,11 +122,12 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     yield Hit(ast.Pass(lineno=1, col_offset=0), "training script never seeds torch's RNG")
 
 
-def _typo_of(attr: str) -> str | None:
-    if attr in {"requires_grad", "requires_grad_"}:
-        return None
-    ratio = difflib.SequenceMatcher(None, attr, "requires_grad").ratio()
-    return "requires_grad" if ratio >= 0.85 else None
+def _is_typo(attr: str) -> bool:
+    """Near-misses of ``requires_grad`` (one or two letters off), not longer names built on it."""
+    if attr in {"requires_grad", "requires_grad_"} or attr.startswith("_"):
+        return False
+    close = difflib.SequenceMatcher(None, attr, "requires_grad").ratio() >= 0.9
+    return close and abs(len(attr) - len("requires_grad")) <= 2
 
 
 @rule(
@@ -144,7 +145,9 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
         if not isinstance(node, ast.Attribute):
             continue
         stored = isinstance(node.ctx, ast.Store)
-        if _typo_of(node.attr):
+        parent = ctx.parents.get(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if _is_typo(node.attr) and not called:
             yield Hit(
                 node, f"'{node.attr}' is not a tensor attribute; did you mean 'requires_grad'?"
             )
