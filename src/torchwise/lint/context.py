@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property
+from typing import TypeVar
 
+T = TypeVar("T")
 Loop = ast.For | ast.While | ast.AsyncFor
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
@@ -112,11 +114,20 @@ class FileContext:
         self.imports: dict[str, str] = {}
         self.assignments: dict[str, list[ast.expr]] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.nodes: list[ast.AST] = []  # every node once, so rules need not re-walk the tree
+        self._memo: dict[object, object] = {}
         for parent in ast.walk(tree):
+            self.nodes.append(parent)
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
             self._index(parent)
         self.calls.sort(key=position)
+
+    def memo(self, key: object, compute: Callable[[], T]) -> T:
+        """``compute()`` once per file: for results several rules share."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[return-value]
 
     @classmethod
     def parse(cls, source: str, path: str = "<string>") -> FileContext:
@@ -169,7 +180,7 @@ class FileContext:
         """Classes defined here that subclass something called ``Module`` (nn.Module and kin)."""
         return frozenset(
             node.name
-            for node in ast.walk(self.tree)
+            for node in self.nodes
             if isinstance(node, ast.ClassDef)
             and any((dotted(base) or "").endswith("Module") for base in node.bases)
         )
@@ -311,21 +322,24 @@ class FileContext:
 
     def calls_in(self, root: ast.AST) -> list[ast.Call]:
         """Calls under ``root`` (same function), in source order."""
-        cache = self.__dict__.setdefault("_calls_in", {})
-        if root not in cache:
-            found = [n for n in self.walk(root) if isinstance(n, ast.Call)]
-            cache[root] = sorted(found, key=position)
-        return cache[root]
+
+        def collect() -> list[ast.Call]:
+            return sorted((n for n in self.walk(root) if isinstance(n, ast.Call)), key=position)
+
+        return self.memo(("calls_in", root), collect)
 
     def reached_calls(self, root: ast.AST, depth: int = 2) -> list[ast.Call]:
         """Calls under ``root`` plus those in the bodies of local functions it calls."""
-        found = list(self.calls_in(root))
-        if depth > 0:
-            for call in self.calls_in(root):
+
+        def collect() -> list[ast.Call]:
+            found = list(self.calls_in(root))
+            for call in self.calls_in(root) if depth > 0 else ():
                 target = self.functions.get(dotted(call.func) or "")
                 if target is not None and target is not root:
                     found.extend(self.reached_calls(target, depth - 1))
-        return found
+            return found
+
+        return self.memo(("reached", root, depth), collect)
 
     def has_backward(self, root: ast.AST) -> bool:
         return any(self.is_backward(c) for c in self.calls_in(root))

@@ -79,7 +79,7 @@ def deprecated_cuda_amp(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``torch.amp.autocast("cuda", ...)`` and ``torch.amp.GradScaler("cuda")``
     (``torchwise lint --fix`` rewrites them).
     """
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.ImportFrom) and node.module == "torch.cuda.amp":
             yield _import_hit(ctx, node)
         elif isinstance(node, ast.Attribute) and ctx.qualname(node) in _DEPRECATED:

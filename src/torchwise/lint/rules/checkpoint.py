@@ -109,6 +109,6 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
 
 
 def _assigned_names(ctx: FileContext) -> Iterator[ast.expr]:
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             yield from (t for t in node.targets if isinstance(t, ast.Name | ast.Attribute))

@@ -61,15 +61,19 @@ _Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
 def _data_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.expr]]:
     """``for`` loops and comprehensions with the iterable each one walks."""
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if isinstance(node, ast.For | ast.AsyncFor):
             yield node, node.iter
         elif isinstance(node, _Comprehension):
             yield node, node.generators[0].iter
 
 
-def evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
+def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
     """Loops over data that run the model without training it, with their no_grad status."""
+    return ctx.memo("evaluation_loops", lambda: list(_find_evaluation_loops(ctx)))
+
+
+def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
     for loop, iterable in _data_loops(ctx):
         names = ctx.data_names(iterable)
         if not names:
@@ -136,7 +140,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
     """
     reported: set[ast.AST] = set()
-    for loop in (n for n in ast.walk(ctx.tree) if isinstance(n, Loop)):
+    for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
         reached = ctx.reached_calls(loop)
         if not any(ctx.is_backward(c) for c in reached):
             continue

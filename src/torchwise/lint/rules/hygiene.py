@@ -141,7 +141,7 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
     module does the same; assigning ``requires_grad_`` replaces the method.
     Fix: ``p.requires_grad = False`` on tensors, ``module.requires_grad_(False)`` on modules.
     """
-    for node in ast.walk(ctx.tree):
+    for node in ctx.nodes:
         if not isinstance(node, ast.Attribute):
             continue
         stored = isinstance(node.ctx, ast.Store)
