@@ -141,3 +141,15 @@ def test_fix_rewrites_amp_zero_grad_and_map_location(tmp_path):
     assert "zero_grad(set_to_none=True)" in fixed
     assert "            p.grad = None\n" in fixed
     assert run_lint("train.py", "--select", "TW110,TW117,TW123", cwd=tmp_path).returncode == 0
+
+
+def test_readme_example_output_is_real():
+    root = Path(SRC).parent
+    readme = (root / "README.md").read_text()
+    section = readme.split("## Lint your training script", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    command, _, shown = block.partition("\n")
+    args = command.removeprefix("$ torchwise lint ").split()
+    result = run_lint(*args, cwd=root)
+    assert result.stdout == shown
+    assert result.returncode == 1
