@@ -145,3 +145,11 @@ def test_lint_never_imports_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_without_a_toml_reader_the_config_is_skipped(tmp_path, monkeypatch):
+    from torchwise.lint import config
+
+    (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["TW111"]\n')
+    monkeypatch.setattr(config, "_toml", None)  # Python 3.10 without tomli
+    assert load_config(tmp_path) == LintConfig()

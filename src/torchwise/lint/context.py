@@ -311,6 +311,13 @@ class FileContext:
 
     # --- what is inside -----------------------------------------------------------------
 
+    def callee(self, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function defined in this file that ``f(...)`` or ``self.f(...)`` runs."""
+        name = dotted(call.func) or ""
+        if name.startswith(("self.", "cls.")) and name.count(".") == 1:
+            name = name.partition(".")[2]
+        return self.functions.get(name)
+
     def walk(self, root: ast.AST) -> Iterator[ast.AST]:
         """All nodes under ``root`` without entering nested functions, lambdas or classes."""
         stack = list(ast.iter_child_nodes(root))
@@ -334,7 +341,7 @@ class FileContext:
         def collect() -> list[ast.Call]:
             found = list(self.calls_in(root))
             for call in self.calls_in(root) if depth > 0 else ():
-                target = self.functions.get(dotted(call.func) or "")
+                target = self.callee(call)
                 if target is not None and target is not root:
                     found.extend(self.reached_calls(target, depth - 1))
             return found

@@ -54,11 +54,10 @@ def _module_level_calls(ctx: FileContext) -> list[tuple[ast.Call, ast.Call]]:
 
 
 def _through(ctx: FileContext, call: ast.Call, seen: set[str]) -> Iterator[ast.Call]:
-    name = dotted(call.func) or ""
-    target = ctx.functions.get(name)
-    if target is None or name in seen:
+    target = ctx.callee(call)
+    if target is None or target.name in seen:
         return
-    seen.add(name)
+    seen.add(target.name)
     for inner in ctx.calls_in(target):
         yield inner
         yield from _through(ctx, inner, seen)

@@ -11,15 +11,16 @@ from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
-_EVAL_WORDS = re.compile(r"val|test|eval|holdout|^dev", re.I)
+# val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
+_EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
 
 
 def _mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
     """The mode a call leaves the model in: direct ``eval()``/``train()``, or via a local helper."""
-    for mode in ("eval", "train"):
-        if ctx.is_model_mode(call, mode):
-            return mode
-    target = ctx.functions.get(dotted(call.func) or "")
+    direct = _direct_mode(ctx, call)
+    if direct is not None:
+        return direct
+    target = ctx.callee(call)
     if target is None:
         return None
     modes = [m for c in ctx.reached_calls(target, 1) if (m := _direct_mode(ctx, c))]
@@ -56,6 +57,7 @@ def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
     return inside or switched_off
 
 
+_NOT_MODELS = frozenset({"optimizer", "scheduler", "scaler", "state"})
 _Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
 
 
@@ -93,7 +95,7 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
 
 
 def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    sites = [c for c in ctx.calls if dotted(c.func) == function.name]
+    sites = [c for c in ctx.calls if ctx.callee(c) is function]
     return bool(sites) and all(
         last_mode_before(ctx, ctx.scope_of(site), site) == "eval" for site in sites
     )
@@ -178,11 +180,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     """
     for load in ctx.calls:
         model = receiver_of(load)
-        if method(load) != "load_state_dict" or ctx.kind(model) in {
-            "optimizer",
-            "scheduler",
-            "scaler",
-        }:
+        if method(load) != "load_state_dict" or ctx.kind(model) in _NOT_MODELS:
             continue
         name, scope = dotted(model), ctx.scope_of(load)
         later = [c for c in ctx.calls_in(scope) if position(c) > position(load)]

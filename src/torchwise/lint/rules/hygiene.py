@@ -21,7 +21,8 @@ def _defines_device(ctx: FileContext) -> bool:
         method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device")
         for c in ctx.calls
     )
-    params = (a.arg for f in ctx.functions.values() for a in f.args.args + f.args.kwonlyargs)
+    functions = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    params = (a.arg for f in functions for a in f.args.args + f.args.kwonlyargs)
     return moved_to_device or "device" in set(params)
 
 
@@ -88,9 +89,8 @@ def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
     samples together.
     Fix: take the batch size from the input: ``x.view(x.size(0), -1)`` or ``x.flatten(1)``.
     """
-    for function in ctx.functions.values():
-        if function.name != "forward":
-            continue
+    forwards = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    for function in forwards:
         for call in ctx.calls_in(function):
             if method(call) not in {"view", "reshape"}:
                 continue

@@ -53,7 +53,7 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
     if ctx.is_backward(call):
         return True
-    target = ctx.functions.get(dotted(call.func) or "")
+    target = ctx.callee(call)
     return target is not None and any(ctx.is_backward(c) for c in ctx.reached_calls(target, 1))
 
 

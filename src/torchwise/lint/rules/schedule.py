@@ -20,7 +20,7 @@ def _optimizer_steps(ctx: FileContext, loop: ast.AST) -> list[tuple[int, int]]:
     """Where ``loop`` steps the optimizer: the step itself, or the call into a helper that does."""
     found = []
     for call in ctx.calls_in(loop):
-        target = ctx.functions.get(dotted(call.func) or "")
+        target = ctx.callee(call)
         inner = ctx.reached_calls(target, 1) if target is not None else []
         if ctx.is_optimizer_step(call) or any(ctx.is_optimizer_step(c) for c in inner):
             found.append(position(call))
