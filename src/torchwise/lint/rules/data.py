@@ -107,7 +107,22 @@ def _is_training_loader(ctx: FileContext, call: ast.Call) -> bool:
         names.append(str(dataset.slice.value))
     elif dataset is not None:
         names.append(dotted(dataset) or "")
-    return any("train" in n.lower() for n in names)
+    return any("train" in n.lower() for n in names) and not _is_iterable(ctx, dataset)
+
+
+def _is_iterable(ctx: FileContext, dataset: ast.expr | None) -> bool:
+    """An IterableDataset cannot be shuffled by the DataLoader: it orders its own stream."""
+    built = ctx.constructor(dataset) if dataset is not None else None
+    if built is None:
+        return False
+    iterable_classes = {
+        node.name
+        for node in ctx.nodes
+        if isinstance(node, ast.ClassDef)
+        and any((dotted(b) or "").endswith("IterableDataset") for b in node.bases)
+    }
+    last = built.rsplit(".", 1)[-1]
+    return last in iterable_classes or "Iterable" in last or "Stream" in last
 
 
 @rule("TW122", Level.INFO, hint="DataLoader(train_set, shuffle=True, ...) or pass a sampler")

@@ -122,6 +122,17 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     yield Hit(ast.Pass(lineno=1, col_offset=0), "training script never seeds torch's RNG")
 
 
+_MODULE_NAMES = frozenset({"model", "net", "network", "module", "encoder", "decoder", "backbone"})
+
+
+def _is_module(ctx: FileContext, node: ast.expr) -> bool:
+    """Built as a module here, or named exactly like one (not ``model_param``)."""
+    if ctx.kind(node) != "model":
+        return False
+    last = (dotted(node) or "").rsplit(".", 1)[-1]
+    return ctx.constructor(node) is not None or last in _MODULE_NAMES
+
+
 def _is_typo(attr: str) -> bool:
     """Near-misses of ``requires_grad`` (one or two letters off), not longer names built on it."""
     if attr in {"requires_grad", "requires_grad_"} or attr.startswith("_"):
@@ -153,7 +164,7 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
             )
         elif stored and node.attr == "requires_grad_":
             yield Hit(node, "assigning to requires_grad_ replaces the method; call it instead")
-        elif stored and node.attr == "requires_grad" and ctx.kind(node.value) == "model":
+        elif stored and node.attr == "requires_grad" and _is_module(ctx, node.value):
             yield Hit(
                 node,
                 f"{ast.unparse(node.value)} is a module: setting requires_grad on it "
