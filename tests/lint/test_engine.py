@@ -132,7 +132,7 @@ def test_a_2000_line_file_lints_in_well_under_a_second():
     findings = lint_source(source)
     elapsed = time.perf_counter() - started
     assert elapsed < 1.0, f"{elapsed:.2f}s"
-    assert [f.code for f in findings] == ["TW115"]
+    assert findings == []
     print(f"2000-line file: {elapsed * 1000:.0f} ms on {sys.platform}")
 
 

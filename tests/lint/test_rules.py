@@ -32,3 +32,17 @@ def test_every_rule_documents_why_and_fix(code):
     doc = rule.check.__doc__ or ""
     assert "Why:" in doc and "Fix:" in doc, code
     assert rule.hint
+
+
+def test_seed_rule_leaves_library_modules_to_their_scripts():
+    library = (
+        "def train_one_epoch(model, loader, optimizer):\n"
+        "    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n"
+        "        model(x).sum().backward()\n"
+        "        optimizer.step()\n"
+    )
+    only_seed = LintConfig(select=("TW115",))
+    assert lint_source(library, config=only_seed) == []
+    script = library + "\nif __name__ == '__main__':\n    train_one_epoch(m, l, o)\n"
+    assert [(f.code, f.line) for f in lint_source(script, config=only_seed)] == [("TW115", 1)]

@@ -97,6 +97,16 @@ def has_modulo(node: ast.AST) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
 
 
+def is_main_guard(node: ast.AST) -> bool:
+    """``if __name__ == "__main__":``"""
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    sides = [node.test.left, *node.test.comparators]
+    return any(dotted(s) == "__name__" for s in sides) and any(
+        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
+    )
+
+
 def position(node: ast.AST) -> tuple[int, int]:
     """Where a node starts; (0, 0) for nodes without a place (contexts, operators)."""
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))

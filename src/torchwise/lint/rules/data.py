@@ -5,7 +5,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method
+from torchwise.lint.context import (
+    FileContext,
+    dotted,
+    is_constant,
+    is_main_guard,
+    keyword,
+    method,
+)
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
@@ -28,21 +35,12 @@ def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
     return isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("cpu_count")
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
-        return False
-    sides = [node.test.left, *node.test.comparators]
-    return any(dotted(s) == "__name__" for s in sides) and any(
-        isinstance(s, ast.Constant) and s.value == "__main__" for s in sides
-    )
-
-
 def _module_level_calls(ctx: FileContext) -> list[tuple[ast.Call, ast.Call]]:
     """(call, module-level call that reaches it) for calls run on import, outside the guard."""
     reached: list[tuple[ast.Call, ast.Call]] = []
     seen: set[str] = set()
     for statement in ctx.tree.body:
-        if _is_main_guard(statement) or isinstance(
+        if is_main_guard(statement) or isinstance(
             statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
         ):
             continue

@@ -6,7 +6,7 @@ import ast
 import difflib
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, method
+from torchwise.lint.context import FileContext, dotted, is_main_guard, method
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -110,10 +110,15 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``torch.manual_seed(seed)`` (plus ``random``/``numpy`` seeds) before building the
     model, or a helper such as ``seed_everything(seed)``.
     """
-    trains = any(ctx.is_backward(c) for c in ctx.calls) and any(
-        ctx.is_optimizer_step(c) for c in ctx.calls
+    backwards = [c for c in ctx.calls if ctx.is_backward(c)]
+    if not backwards or not any(ctx.is_optimizer_step(c) for c in ctx.calls):
+        return
+    # A script runs something: a main guard, or training at module level. A library module
+    # with a train_one_epoch() leaves seeding to the script that imports it.
+    runs = any(is_main_guard(s) for s in ctx.tree.body) or any(
+        ctx.function(b) is None for b in backwards
     )
-    if not trains:
+    if not runs:
         return
     for call in ctx.calls:
         name = ctx.qualname(call.func) or ""
