@@ -83,6 +83,7 @@ def receiver(call: ast.Call) -> ast.expr | None:
 
 
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    """The value passed as ``name=`` to a call, else None."""
     for kw in call.keywords:
         if kw.arg == name:
             return kw.value
@@ -90,10 +91,12 @@ def keyword(call: ast.Call, name: str) -> ast.expr | None:
 
 
 def is_constant(node: ast.AST | None, value: object) -> bool:
+    """Whether ``node`` is the literal ``True``/``False``/``None`` given as ``value``."""
     return isinstance(node, ast.Constant) and node.value is value
 
 
 def has_modulo(node: ast.AST) -> bool:
+    """Whether an expression contains ``a % b`` (the mark of an every-k-steps condition)."""
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
 
 

@@ -27,6 +27,7 @@ def _plural(count: int, word: str) -> str:
 
 
 def render_text(findings: Sequence[Finding]) -> str:
+    """Ruff-like lines: ``path:line:col: CODE message``, the hint below, then a count."""
     if not findings:
         return "All checks passed."
     lines = []
@@ -47,10 +48,12 @@ def render_text(findings: Sequence[Finding]) -> str:
 
 
 def render_json(findings: Sequence[Finding]) -> str:
+    """``[{"code", "level", "path", "line", "col", "message", "fix"}, ...]``."""
     return json.dumps([f.to_dict() for f in findings], indent=2)
 
 
 def render_sarif(findings: Sequence[Finding]) -> str:
+    """SARIF 2.1.0 with one run, the rules that fired, and one result per finding."""
     rules = all_rules()
     used = sorted({f.code for f in findings})
     sarif = {
