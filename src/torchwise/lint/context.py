@@ -55,7 +55,9 @@ def _is_library_module(qualname: str) -> bool:
     if qualname.startswith("torchvision.models."):
         return True
     last = qualname.rsplit(".", 1)[-1]
-    return qualname.startswith("torch.nn.") and last[:1].isupper() and not last.endswith("Loss")
+    if last in {"Parameter", "Buffer", "UninitializedParameter"} or last.endswith("Loss"):
+        return False
+    return qualname.startswith("torch.nn.") and last[:1].isupper()
 
 
 def dotted(node: ast.AST) -> str | None:

@@ -31,14 +31,29 @@ def _direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
     return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
 
 
-def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | None:
-    """The mode the last ``eval()``/``train()`` before ``node`` in ``scope`` left the model in."""
-    modes = [
-        mode
+def _mode_switches(ctx: FileContext, scope: ast.AST, node: ast.AST) -> list[tuple[str, ast.Call]]:
+    return [
+        (mode, call)
         for call in ctx.calls_in(scope)
         if position(call) < position(node) and (mode := _mode_of_call(ctx, call))
     ]
-    return modes[-1] if modes else None
+
+
+def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | None:
+    """The mode the last ``eval()``/``train()`` before ``node`` in ``scope`` left the model in."""
+    switches = _mode_switches(ctx, scope, node)
+    return switches[-1][0] if switches else None
+
+
+def _deliberately_in_train_mode(ctx: FileContext, scope: ast.AST, loop: ast.AST) -> bool:
+    """``model.train()`` right before a no-grad pass with no training in between: on purpose
+    (recomputing batch-norm statistics, Monte-Carlo dropout)."""
+    switches = _mode_switches(ctx, scope, loop)
+    if not switches or switches[-1][0] != "train":
+        return False
+    switched = position(switches[-1][1])
+    between = (c for c in ctx.calls_in(scope) if switched < position(c) < position(loop))
+    return not any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in between)
 
 
 def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
@@ -111,7 +126,10 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
     """
     for loop, _ in evaluation_loops(ctx):
-        if last_mode_before(ctx, ctx.scope_of(loop), loop) == "eval":
+        scope = ctx.scope_of(loop)
+        if last_mode_before(ctx, scope, loop) == "eval":
+            continue
+        if _deliberately_in_train_mode(ctx, scope, loop):
             continue
         function = ctx.function(loop)
         if function is not None and _eval_at_call_sites(ctx, function):

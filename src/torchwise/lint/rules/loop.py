@@ -71,18 +71,36 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
             continue
         if ctx.kind(receiver_of(step)) == "optimizer" and step.args:
             continue  # step(closure): the closure runs the backward (LBFGS)
-        earlier = [c for c in ctx.calls_in(loops[0]) if position(c) < position(step)]
+        # The outermost loop: `backward(); for opt in optimizers: opt.step()` is fine.
+        region = loops[-1]
+        earlier = [c for c in ctx.calls_in(region) if position(c) < position(step)]
         backwards = [c for c in earlier if _leads_to_backward(ctx, c)]
         if not backwards:
-            yield Hit(step, "optimizer step with no backward() before it in this loop")
+            if _iterates_steps(ctx, region):
+                yield Hit(step, "optimizer step with no backward() before it in this loop")
             continue
         stepped = _stepped_optimizer(ctx, step)
-        for node in ctx.walk(loops[0]):
+        for node in ctx.walk(region):
             if not ctx.is_zero_grad(node):
                 continue
             between = position(backwards[-1]) < position(node) < position(step)
             if between and _zeroes_optimizer(ctx, node, stepped):
                 yield Hit(node, "zero_grad() between backward() and step() discards the gradients")
+
+
+_STEP_ITERATORS = frozenset({"range", "enumerate", "zip", "tqdm", "trange", "islice"})
+
+
+def _iterates_steps(ctx: FileContext, loop: ast.AST) -> bool:
+    """A loop over batches, steps or epochs, not one over optimizers inside a backward hook."""
+    if isinstance(loop, ast.While):
+        return True
+    iterable = getattr(loop, "iter", None)
+    if iterable is None:
+        return False
+    calls = (n for n in ast.walk(iterable) if isinstance(n, ast.Call))
+    named = any((dotted(c.func) or "").rsplit(".", 1)[-1] in _STEP_ITERATORS for c in calls)
+    return named or bool(ctx.data_names(iterable))
 
 
 def _zeroes_optimizer(ctx: FileContext, node: ast.AST, stepped: str | None) -> bool:
