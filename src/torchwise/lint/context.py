@@ -32,7 +32,7 @@ OPTIMIZER_CLASSES = frozenset(
 SCHEDULER_CLASSES = frozenset(
     "StepLR MultiStepLR ExponentialLR CosineAnnealingLR CosineAnnealingWarmRestarts OneCycleLR "
     "LambdaLR MultiplicativeLR CyclicLR ReduceLROnPlateau LinearLR ConstantLR PolynomialLR "
-    "SequentialLR ChainedScheduler".split()
+    "SequentialLR ChainedScheduler SWALR".split()
 )
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "no_grad", "inference_mode"})
 
@@ -207,6 +207,8 @@ class FileContext:
         built_from = self.constructor(node)
         if built_from:
             last = built_from.rsplit(".", 1)[-1]
+            if last == "AveragedModel":
+                return "model"
             if last in SCHEDULER_CLASSES or "lr_scheduler" in built_from or "schedule" in last:
                 return "scheduler"
             if last in OPTIMIZER_CLASSES or built_from.startswith("torch.optim."):
@@ -231,6 +233,7 @@ class FileContext:
     # --- call classifiers ---------------------------------------------------------------
 
     def is_backward(self, call: ast.Call) -> bool:
+        """``x.backward()``, ``accelerator.backward(loss)``, ``torch.autograd.backward(...)``."""
         if method(call) == "backward":
             return True
         return (self.qualname(call.func) or "") == "torch.autograd.backward"
@@ -247,14 +250,10 @@ class FileContext:
 
     def is_optimizer_step(self, call: ast.Call) -> bool:
         """``optimizer.step()`` or ``scaler.step(optimizer)``."""
-        if method(call) != "step":
-            return False
-        kind = self.kind(receiver(call))
-        if kind == "scaler":
-            return True
-        return kind == "optimizer"
+        return method(call) == "step" and self.kind(receiver(call)) in {"optimizer", "scaler"}
 
     def is_scheduler_step(self, call: ast.Call) -> bool:
+        """``scheduler.step()`` on anything built as (or named like) an LR scheduler."""
         return method(call) == "step" and self.kind(receiver(call)) == "scheduler"
 
     def is_model_mode(self, call: ast.Call, mode: str) -> bool:
