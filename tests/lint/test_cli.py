@@ -98,7 +98,7 @@ FIXABLE = """import torch
 from torch.cuda.amp import GradScaler, autocast
 
 scaler = GradScaler()
-other = torch.cuda.amp.GradScaler(init_scale=1024)
+label = "échelle"; other = torch.cuda.amp.GradScaler(init_scale=1024)
 state = torch.load("model.pt")
 extra = torch.load(
     "other.pt",

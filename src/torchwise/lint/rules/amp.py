@@ -41,13 +41,12 @@ def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
 
 
 def _open_paren(ctx: FileContext, call: ast.Call) -> tuple[int, int] | None:
-    """The position just after the ``(`` of a call."""
-    lines = ctx.source.splitlines()
+    """The position just after the ``(`` of a call (a UTF-8 byte column, like ``ast``'s)."""
     line, col = call.func.end_lineno, call.func.end_col_offset
     if line is None or col is None:
         return None
-    text = lines[line - 1]
-    index = text.find("(", col)
+    text = ctx.source.splitlines()[line - 1].encode("utf-8")
+    index = text.find(b"(", col)
     return (line, index + 1) if index >= 0 and not text[col:index].strip() else None
 
 
