@@ -68,22 +68,45 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
                 yield Hit(call, f"torch.save of the whole module {ast.unparse(call.args[0])}")
 
 
-def _saved_dict(ctx: FileContext, node: ast.expr) -> ast.Dict | None:
+def _label(key: ast.expr | None) -> str:
+    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
+
+
+def _saved_entries(ctx: FileContext, node: ast.expr) -> list[tuple[str, ast.expr]] | None:
+    """(key, value) pairs of a saved dict: a literal, ``dict(...)``, or a name built from
+    one and filled in later with ``ckpt["optimizer"] = ...``; None if it is not a dict."""
     if isinstance(node, ast.Dict):
-        return node
-    values = ctx.assignments.get(dotted(node) or "", [])
-    return next((v for v in reversed(values) if isinstance(v, ast.Dict)), None)
+        return [(_label(k), v) for k, v in zip(node.keys, node.values, strict=True)]
+    if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args:
+        return [(k.arg or "", k.value) for k in node.keywords]
+    name = dotted(node)
+    built = ctx.assignments.get(name or "", [])
+    entries = next(
+        (
+            e
+            for v in reversed(built)
+            if isinstance(v, ast.Dict | ast.Call) and (e := _saved_entries(ctx, v)) is not None
+        ),
+        None,
+    )
+    if entries is None:
+        return None
+    for target in (n for n in ctx.nodes if isinstance(n, ast.Subscript)):
+        if isinstance(target.ctx, ast.Store) and dotted(target.value) == name:
+            assigned = ctx.parents.get(target)
+            if isinstance(assigned, ast.Assign):
+                entries.append((_label(target.slice), assigned.value))
+    return entries
 
 
-def _mentions(ctx: FileContext, key: ast.expr | None, value: ast.expr, kinds: set[str]) -> bool:
-    words = {"model": ("model", "net", "weights"), "optimizer": ("optim", "opt")}
-    label = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
-    if any(label.lower().startswith(w) for kind in kinds for w in words.get(kind, ())):
+def _mentions(ctx: FileContext, label: str, value: ast.expr, kind: str) -> bool:
+    words = {"model": ("model", "net", "weights", "state_dict"), "optimizer": ("optim", "opt")}
+    if label.lower().startswith(words[kind]):
         return True
     return (
         isinstance(value, ast.Call)
         and method(value) == "state_dict"
-        and ctx.kind(receiver_of(value)) in kinds
+        and ctx.kind(receiver_of(value)) == kind
     )
 
 
@@ -99,12 +122,11 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     if not builds_optimizer:
         return
     for call in _calls_to(ctx, "torch.save"):
-        saved = _saved_dict(ctx, call.args[0]) if call.args else None
-        if saved is None:
+        entries = _saved_entries(ctx, call.args[0]) if call.args else None
+        if entries is None:
             continue
-        pairs = list(zip(saved.keys, saved.values, strict=True))
-        has_model = any(_mentions(ctx, k, v, {"model"}) for k, v in pairs)
-        if has_model and not any(_mentions(ctx, k, v, {"optimizer"}) for k, v in pairs):
+        has_model = any(_mentions(ctx, k, v, "model") for k, v in entries)
+        if has_model and not any(_mentions(ctx, k, v, "optimizer") for k, v in entries):
             yield Hit(call, "checkpoint saves the model but not the optimizer state")
 
 
