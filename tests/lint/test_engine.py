@@ -153,3 +153,13 @@ def test_without_a_toml_reader_the_config_is_skipped(tmp_path, monkeypatch):
     (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["TW111"]\n')
     monkeypatch.setattr(config, "_toml", None)  # Python 3.10 without tomli
     assert load_config(tmp_path) == LintConfig()
+
+
+def test_a_code_that_matches_no_rule_is_an_error(tmp_path):
+    (tmp_path / "t.py").write_text(LOAD)
+    with pytest.raises(LintError, match="'TW999' matches no rule") as caught:
+        lint_paths([tmp_path], select=["TW999"])
+    assert "TW101-TW124" in caught.value.hint
+    (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["E501"]\n')
+    with pytest.raises(LintError, match="ignore: 'E501' matches no rule"):
+        lint_paths([tmp_path])

@@ -59,6 +59,21 @@ class LintConfig:
             return Path(path).as_posix()
 
 
+def check_codes(codes: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """Upper-cased codes, or `LintError` naming one that selects no rule (a typo)."""
+    from torchwise.lint.rules import all_rules
+
+    known = all_rules()
+    normalised = tuple(c.strip().upper() for c in codes)
+    for code in normalised:
+        if code != "ALL" and not any(k.startswith(code) for k in known):
+            raise LintError(
+                f"{where}: {code!r} matches no rule",
+                hint=f"use a code or a prefix such as TW1 (rules: {min(known)}-{max(known)})",
+            )
+    return normalised
+
+
 def _codes(value: Any, where: Path, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
@@ -67,7 +82,7 @@ def _codes(value: Any, where: Path, key: str) -> tuple[str, ...]:
             f"{where}: [tool.torchwise.lint] {key} must be a list of rule codes, got {value!r}",
             hint=f'write it as {key} = ["TW107", "TW115"]',
         )
-    return tuple(v.strip().upper() for v in value)
+    return check_codes(tuple(value), f"{where}: [tool.torchwise.lint] {key}")
 
 
 def find_pyproject(start: Path) -> Path | None:

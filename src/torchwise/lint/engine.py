@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from torchwise.errors import LintError
-from torchwise.lint.config import LintConfig, load_config
+from torchwise.lint.config import LintConfig, check_codes, load_config
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Finding, Hit
 from torchwise.lint.registry import Rule
@@ -118,8 +118,8 @@ def configured_files(
     for file in python_files(Path(p) for p in paths):
         config = load_config(file) if use_config else LintConfig()
         if select:
-            config = replace(config, select=tuple(c.upper() for c in select))
-        config = replace(config, ignore=config.ignore + tuple(c.upper() for c in ignore))
+            config = replace(config, select=check_codes(tuple(select), "--select"))
+        config = replace(config, ignore=config.ignore + check_codes(tuple(ignore), "--ignore"))
         try:
             source = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
