@@ -163,3 +163,9 @@ def test_a_code_that_matches_no_rule_is_an_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["E501"]\n')
     with pytest.raises(LintError, match="ignore: 'E501' matches no rule"):
         lint_paths([tmp_path])
+
+
+def test_public_api_exposes_lint_paths():
+    import torchwise
+
+    assert torchwise.lint_paths is lint_paths
