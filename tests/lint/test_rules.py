@@ -46,3 +46,17 @@ def test_seed_rule_leaves_library_modules_to_their_scripts():
     assert lint_source(library, config=only_seed) == []
     script = library + "\nif __name__ == '__main__':\n    train_one_epoch(m, l, o)\n"
     assert [(f.code, f.line) for f in lint_source(script, config=only_seed)] == [("TW115", 1)]
+
+
+def test_seed_rule_follows_module_level_calls_into_functions():
+    script = (
+        "def train(model, loader, optimizer):\n"
+        "    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n"
+        "        model(x).sum().backward()\n"
+        "        optimizer.step()\n"
+        "\n"
+        "train(model, loader, optimizer)\n"
+    )
+    only_seed = LintConfig(select=("TW115",))
+    assert [(f.code, f.line) for f in lint_source(script, config=only_seed)] == [("TW115", 1)]

@@ -362,6 +362,33 @@ class FileContext:
 
         return self.memo(("reached", root, depth), collect)
 
+    def import_time_calls(self) -> list[tuple[ast.Call, ast.Call]]:
+        """(call, module-level call that reaches it) for what runs on import: module-level
+        statements outside ``if __name__ == "__main__":``, and the local functions they call."""
+
+        def collect() -> list[tuple[ast.Call, ast.Call]]:
+            reached: list[tuple[ast.Call, ast.Call]] = []
+            seen: set[ast.AST] = set()
+            for statement in self.tree.body:
+                if is_main_guard(statement) or isinstance(statement, Scope):
+                    continue
+                for node in self.walk(statement):
+                    if isinstance(node, ast.Call):
+                        reached.append((node, node))
+                        reached.extend((c, node) for c in self._through(node, seen))
+            return reached
+
+        return self.memo("import_time_calls", collect)
+
+    def _through(self, call: ast.Call, seen: set[ast.AST]) -> Iterator[ast.Call]:
+        target = self.callee(call)
+        if target is None or target in seen:
+            return
+        seen.add(target)
+        for inner in self.calls_in(target):
+            yield inner
+            yield from self._through(inner, seen)
+
     def has_backward(self, root: ast.AST) -> bool:
         return any(self.is_backward(c) for c in self.calls_in(root))
 

@@ -9,7 +9,6 @@ from torchwise.lint.context import (
     FileContext,
     dotted,
     is_constant,
-    is_main_guard,
     keyword,
     method,
 )
@@ -35,32 +34,6 @@ def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
     return isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("cpu_count")
 
 
-def _module_level_calls(ctx: FileContext) -> list[tuple[ast.Call, ast.Call]]:
-    """(call, module-level call that reaches it) for calls run on import, outside the guard."""
-    reached: list[tuple[ast.Call, ast.Call]] = []
-    seen: set[str] = set()
-    for statement in ctx.tree.body:
-        if is_main_guard(statement) or isinstance(
-            statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-        ):
-            continue
-        for node in [statement, *ctx.walk(statement)]:
-            if isinstance(node, ast.Call):
-                reached.append((node, node))
-                reached.extend((c, node) for c in _through(ctx, node, seen))
-    return reached
-
-
-def _through(ctx: FileContext, call: ast.Call, seen: set[str]) -> Iterator[ast.Call]:
-    target = ctx.callee(call)
-    if target is None or target.name in seen:
-        return
-    seen.add(target.name)
-    for inner in ctx.calls_in(target):
-        yield inner
-        yield from _through(ctx, inner, seen)
-
-
 @rule("TW109", Level.WARNING, hint='put the entry point under `if __name__ == "__main__":`')
 def workers_without_main_guard(ctx: FileContext) -> Iterator[Hit]:
     """``DataLoader(num_workers>0)`` reached at import time, without a ``__main__`` guard.
@@ -72,7 +45,7 @@ def workers_without_main_guard(ctx: FileContext) -> Iterator[Hit]:
     Fix: move the code that runs into ``main()`` and call it under
     ``if __name__ == "__main__":``.
     """
-    for call, entry in _module_level_calls(ctx):
+    for call, entry in ctx.import_time_calls():
         if _is_dataloader(ctx, call) and _positive_workers(ctx, keyword(call, "num_workers")):
             via = "" if entry is call else f" (reached from line {entry.lineno})"
             yield Hit(call, f"DataLoader with worker processes runs at import time{via}")

@@ -27,6 +27,11 @@ def _mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
     return modes[-1] if modes else None
 
 
+def _helper_calls(ctx: FileContext, call: ast.Call) -> list[ast.Call]:
+    target = ctx.callee(call)
+    return ctx.reached_calls(target, 1) if target is not None else []
+
+
 def _direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
     return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
 
@@ -202,11 +207,15 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
             continue
         name, scope = dotted(model), ctx.scope_of(load)
         later = [c for c in ctx.calls_in(scope) if position(c) > position(load)]
-        if name is None or any(ctx.is_backward(c) for c in ctx.reached_calls(scope)):
+        trains_later = any(
+            ctx.is_backward(c) or any(ctx.is_backward(i) for i in _helper_calls(ctx, c))
+            for c in later
+        )
+        if name is None or trains_later:
             continue
         runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]
         if runs and last_mode_before(ctx, scope, runs[0]) != "eval":
             yield Hit(
                 load,
-                f"weights loaded, then {name} runs on line {runs[0].lineno} without model.eval()",
+                f"weights loaded, then {name} runs on line {runs[0].lineno} without {name}.eval()",
             )

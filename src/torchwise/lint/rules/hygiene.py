@@ -116,7 +116,7 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     # A script runs something: a main guard, or training at module level. A library module
     # with a train_one_epoch() leaves seeding to the script that imports it.
     runs = any(is_main_guard(s) for s in ctx.tree.body) or any(
-        ctx.function(b) is None for b in backwards
+        ctx.is_backward(call) for call, _ in ctx.import_time_calls()
     )
     if not runs:
         return
