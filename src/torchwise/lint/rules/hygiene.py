@@ -142,8 +142,9 @@ def _is_typo(attr: str) -> bool:
     """Near-misses of ``requires_grad`` (one or two letters off), not longer names built on it."""
     if attr in {"requires_grad", "requires_grad_"} or attr.startswith("_"):
         return False
-    close = difflib.SequenceMatcher(None, attr, "requires_grad").ratio() >= 0.9
-    return close and abs(len(attr) - len("requires_grad")) <= 2
+    if abs(len(attr) - len("requires_grad")) > 2 or not ("gr" in attr or "req" in attr):
+        return False  # cheap filter before the edit-distance ratio
+    return difflib.SequenceMatcher(None, attr, "requires_grad").ratio() >= 0.9
 
 
 @rule(
