@@ -12,6 +12,7 @@ MODULES = [
     "torchwise.lint.context",
     "torchwise.lint.engine",
     "torchwise.lint.findings",
+    "torchwise.lint.kinds",
     "torchwise.lint.fix",
     "torchwise.lint.registry",
     "torchwise.lint.report",

@@ -169,3 +169,8 @@ def test_public_api_exposes_lint_paths():
     import torchwise
 
     assert torchwise.lint_paths is lint_paths
+
+
+def test_binary_file_is_a_lint_error_not_a_crash():
+    with pytest.raises(LintError, match=r"^bin\.py: cannot parse: .*null bytes"):
+        lint_source("x = 1\x00\n", "bin.py")

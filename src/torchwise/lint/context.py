@@ -21,43 +21,13 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TypeVar
 
+from torchwise.lint.kinds import classify
+
 T = TypeVar("T")
 Loop = ast.For | ast.While | ast.AsyncFor
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
-OPTIMIZER_CLASSES = frozenset(
-    "SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam LBFGS SparseAdam "
-    "ASGD Adafactor Lion ZeroRedundancyOptimizer".split()
-)
-SCHEDULER_CLASSES = frozenset(
-    "StepLR MultiStepLR ExponentialLR CosineAnnealingLR CosineAnnealingWarmRestarts OneCycleLR "
-    "LambdaLR MultiplicativeLR CyclicLR ReduceLROnPlateau LinearLR ConstantLR PolynomialLR "
-    "SequentialLR ChainedScheduler SWALR".split()
-)
 NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "no_grad", "inference_mode"})
-
-# Name fallbacks for objects built elsewhere (passed in as parameters, returned by helpers).
-_NAME_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("scheduler", re.compile(r"sched|lr_policy", re.I)),
-    ("scaler", re.compile(r"scaler", re.I)),
-    ("optimizer", re.compile(r"^(opt|optim|optimizer|optimiser)(_\w+)?$|_opt(im(izer)?)?$", re.I)),
-    ("loader", re.compile(r"loader|^dl(_\w+)?$|_dl$|batches", re.I)),
-    ("model", re.compile(r"model|^net|net$|network|encoder|decoder|classifier|backbone", re.I)),
-)
-# `model_path`, `optimizer_state`, `loader_kwargs` name something about the object, not it.
-_ABOUT_SUFFIXES = re.compile(
-    r"_(path|dir|name|file|state|state_dict|sd|cfg|config|args|kwargs|type|id|params|url)$", re.I
-)
-
-
-def _is_library_module(qualname: str) -> bool:
-    """``torch.nn.Linear(...)``, ``torchvision.models.resnet18(...)``; not losses."""
-    if qualname.startswith("torchvision.models."):
-        return True
-    last = qualname.rsplit(".", 1)[-1]
-    if last in {"Parameter", "Buffer", "UninitializedParameter"} or last.endswith("Loss"):
-        return False
-    return qualname.startswith("torch.nn.") and last[:1].isupper()
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -204,31 +174,12 @@ class FileContext:
         """What an object is: optimizer, scheduler, scaler, loader or model (or None)."""
         if node is None:
             return None
-        built_from = self.constructor(node)
-        if built_from:
-            last = built_from.rsplit(".", 1)[-1]
-            if last == "AveragedModel":
-                return "model"
-            if last in SCHEDULER_CLASSES or "lr_scheduler" in built_from or "schedule" in last:
-                return "scheduler"
-            if last in OPTIMIZER_CLASSES or built_from.startswith("torch.optim."):
-                return "optimizer"
-            if last == "GradScaler":
-                return "scaler"
-            if last == "DataLoader":
-                return "loader"
-            if last == "state_dict":
-                return "state"
-            if last in self.module_classes or _is_library_module(built_from):
-                return "model"
         name = dotted(node)
-        last_name = name.rsplit(".", 1)[-1] if name else ""
-        if _ABOUT_SUFFIXES.search(last_name):
-            return None
-        for kind, pattern in _NAME_KINDS:
-            if pattern.search(last_name):
-                return kind
-        return None
+        return classify(
+            built_from=self.constructor(node),
+            name=name.rsplit(".", 1)[-1] if name else "",
+            module_classes=self.module_classes,
+        )
 
     # --- call classifiers ---------------------------------------------------------------
 

@@ -55,9 +55,12 @@ def parse(source: str, path: str) -> FileContext:
     """The file's context, or `LintError` naming the file and the syntax error."""
     try:
         return FileContext.parse(source, path)
+    except ValueError as err:  # null bytes: a binary file named .py
+        raise LintError(f"{path}: cannot parse: {err}", hint="lint only Python source") from err
     except SyntaxError as err:
+        where = f"{path}:{err.lineno}:{err.offset}" if err.lineno else path
         raise LintError(
-            f"{path}:{err.lineno}:{err.offset}: cannot parse: {err.msg}",
+            f"{where}: cannot parse: {err.msg}",
             hint="fix the syntax error first; torchwise lint reads the file with Python's parser",
         ) from err
 
