@@ -27,11 +27,8 @@ def _defines_device(ctx: FileContext) -> bool:
 
 
 def _is_cuda_string(node: ast.AST | None) -> bool:
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and (node.value.startswith("cuda"))
-    )
+    """``"cuda"``, ``"cuda:0"``."""
+    return isinstance(node, ast.Constant) and str(node.value).startswith("cuda")
 
 
 def _inside_device_constructor(ctx: FileContext, node: ast.AST) -> bool:

@@ -195,13 +195,17 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     same total size, which acts like a k-times larger learning rate.
     Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
     """
+    reported: set[ast.Call] = set()
     for step in ctx.calls:
         loops = ctx.loops(step)
         if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
             continue
         scope = ctx.scope_of(step)
         for call in ctx.calls_in(loops[0]):
-            if ctx.is_backward(call) and not _scaled(ctx, _backward_loss(call), scope):
+            if call in reported or not ctx.is_backward(call):
+                continue
+            if not _scaled(ctx, _backward_loss(call), scope):
+                reported.add(call)
                 yield Hit(
                     call,
                     f"gradients accumulate until the step on line {step.lineno}, "
@@ -230,7 +234,7 @@ def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
         grads = receiver_of(call)
         if method(call) != "zero_" or not isinstance(grads, ast.Attribute):
             continue
-        if isinstance(grads, ast.Attribute) and grads.attr == "data":
+        if grads.attr == "data":  # p.grad.data.zero_()
             grads = grads.value
         if not isinstance(grads, ast.Attribute) or grads.attr != "grad":
             continue
