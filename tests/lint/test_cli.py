@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 BUGGY = "import torch\nmodel = Net()\ntorch.save(model, 'm.pt')\nsd = torch.load('m.pt')\n"
 
@@ -153,3 +155,11 @@ def test_readme_example_output_is_real():
     result = run_lint(*args, cwd=root)
     assert result.stdout == shown
     assert result.returncode == 1
+
+
+def test_pre_commit_hook_runs_this_command():
+    yaml = pytest.importorskip("yaml")
+    hooks = yaml.safe_load((Path(SRC).parent / ".pre-commit-hooks.yaml").read_text())
+    assert [(h["id"], h["entry"], h["types"]) for h in hooks] == [
+        ("torchwise-lint", "torchwise lint", ["python"])
+    ]
