@@ -90,6 +90,15 @@ def _data_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.expr]]:
             yield node, node.generators[0].iter
 
 
+def _uses_gradients(ctx: FileContext, call: ast.Call) -> bool:
+    """Training, or gradients on purpose (saliency maps, adversarial examples)."""
+    if ctx.is_backward(call) or ctx.is_optimizer_step(call):
+        return True
+    return method(call) == "requires_grad_" or (ctx.qualname(call.func) or "").endswith(
+        "autograd.grad"
+    )
+
+
 def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
     """Loops over data that run the model without training it, with their no_grad status."""
     return ctx.memo("evaluation_loops", lambda: list(_find_evaluation_loops(ctx)))
@@ -101,7 +110,7 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
         if not names:
             continue
         reached = ctx.reached_calls(loop)
-        if any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in reached):
+        if any(_uses_gradients(ctx, c) for c in reached):
             continue
         if not any(ctx.kind(c.func) == "model" for c in ctx.calls_in(loop)):
             continue
