@@ -24,6 +24,8 @@ _LAZY: dict[str, str] = {
     "doctor": "torchwise.env:doctor",
     "explain": "torchwise.diagnose.errors:explain",
     "Explanation": "torchwise.diagnose.explanation:Explanation",
+    # not "lint": that name is the torchwise.lint subpackage
+    "lint_paths": "torchwise.lint.engine:lint_paths",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "resume": "torchwise.cli.resume",
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
+    "lint": "torchwise.cli.lint",
 }
 
 

@@ -1,0 +1,154 @@
+"""Parse files, run every selected rule, drop what ``# noqa`` or the config silences.
+
+>>> findings = lint_source("import torch\\nstate = torch.load('m.pt')\\n", "train.py")
+>>> [(f.code, f.line, f.level.value) for f in findings]
+[('TW110', 2, 'info')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from torchwise.errors import LintError
+from torchwise.lint.config import LintConfig, check_codes, load_config
+from torchwise.lint.context import FileContext
+from torchwise.lint.findings import Finding, Hit
+from torchwise.lint.registry import Rule
+from torchwise.lint.rules import all_rules
+
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*))?", re.I)
+_SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", "build"})
+
+
+def noqa_lines(source: str) -> dict[int, frozenset[str] | None]:
+    """Line -> codes silenced there (None: a bare ``# noqa`` silences every code)."""
+    silenced: dict[int, frozenset[str] | None] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        if "noqa" not in line.lower():
+            continue
+        match = _NOQA.search(line)
+        if match:
+            codes = match.group("codes")
+            silenced[number] = (
+                frozenset(c.strip().upper() for c in codes.split(",")) if codes else None
+            )
+    return silenced
+
+
+def _to_finding(rule: Rule, hit: Hit, path: str) -> Finding:
+    return Finding(
+        code=rule.code,
+        level=hit.level or rule.level,
+        path=path,
+        line=hit.node.lineno,  # type: ignore[attr-defined]
+        col=hit.node.col_offset + 1,  # type: ignore[attr-defined]
+        message=hit.message,
+        fix=hit.hint or rule.hint,
+        edits=hit.edits,
+    )
+
+
+def parse(source: str, path: str) -> FileContext:
+    """The file's context, or `LintError` naming the file and the syntax error."""
+    try:
+        return FileContext.parse(source, path)
+    except ValueError as err:  # null bytes: a binary file named .py
+        raise LintError(f"{path}: cannot parse: {err}", hint="lint only Python source") from err
+    except SyntaxError as err:
+        where = f"{path}:{err.lineno}:{err.offset}" if err.lineno else path
+        raise LintError(
+            f"{where}: cannot parse: {err.msg}",
+            hint="fix the syntax error first; torchwise lint reads the file with Python's parser",
+        ) from err
+
+
+def lint_source(
+    source: str,
+    path: str = "<string>",
+    *,
+    config: LintConfig | None = None,
+) -> list[Finding]:
+    """Findings for one file's text, sorted by position, after noqa and config filtering.
+
+    >>> lint_source("x = 1\\n")
+    []
+    """
+    config = config or LintConfig()
+    ctx = parse(source, path)
+    silenced = noqa_lines(source)
+    findings: list[Finding] = []
+    for rule in all_rules().values():
+        if not config.allows(rule.code, path):
+            continue
+        for hit in rule.check(ctx):
+            finding = _to_finding(rule, hit, path)
+            codes = silenced.get(finding.line, frozenset())
+            if finding.line in silenced and (codes is None or finding.code in codes):
+                continue
+            findings.append(finding)
+    unique = {(f.code, f.line, f.col, f.message): f for f in findings}
+    return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
+
+
+def python_files(paths: Iterable[Path]) -> list[Path]:
+    """The ``.py`` files named or found below the given folders, in a stable order."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                p
+                for p in sorted(path.rglob("*.py"))
+                if not _SKIPPED_DIRS.intersection(p.relative_to(path).parts[:-1])
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise LintError(f"{path}: no such file or folder", hint="check the path you passed")
+    return files
+
+
+def configured_files(
+    paths: Sequence[str | Path],
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] = (),
+    use_config: bool = True,
+) -> Iterator[tuple[Path, str, LintConfig]]:
+    """Each file with its text and the config that governs it (pyproject + command line)."""
+    for file in python_files(Path(p) for p in paths):
+        config = load_config(file) if use_config else LintConfig()
+        if select:
+            config = replace(config, select=check_codes(tuple(select), "--select"))
+        config = replace(config, ignore=config.ignore + check_codes(tuple(ignore), "--ignore"))
+        try:
+            source = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise LintError(
+                f"{file}: cannot read: {err}", hint="lint only UTF-8 text files"
+            ) from err
+        yield file, source, config
+
+
+def lint_paths(
+    paths: Sequence[str | Path],
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] = (),
+    use_config: bool = True,
+) -> list[Finding]:
+    """Lint files and folders; ``select`` replaces the config's selection, ``ignore`` adds to it.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.py").write_text("import torch\\ntorch.save(model, 'm.pt')\\n")
+    >>> [f.code for f in lint_paths([folder])]
+    ['TW111']
+    """
+    findings: list[Finding] = []
+    files = configured_files(paths, select=select, ignore=ignore, use_config=use_config)
+    for file, source, config in files:
+        findings.extend(lint_source(source, str(file), config=config))
+    return findings

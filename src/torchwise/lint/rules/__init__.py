@@ -1,0 +1,25 @@
+"""The rules, grouped by theme; each rule is one function with a docstring (why + fix).
+
+>>> sorted(all_rules())[:3]
+['TW101', 'TW102', 'TW103']
+"""
+
+from __future__ import annotations
+
+from torchwise.lint.registry import RULES, Rule
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every registered rule, by code, in code order."""
+    # Importing the theme modules registers their rules.
+    from torchwise.lint.rules import (  # noqa: F401
+        amp,
+        checkpoint,
+        data,
+        evaluation,
+        hygiene,
+        loop,
+        schedule,
+    )
+
+    return dict(sorted(RULES.items()))

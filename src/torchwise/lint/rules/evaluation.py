@@ -1,0 +1,230 @@
+"""Rules about evaluation: eval() mode, no_grad, switching back to train()."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, Loop, dotted, method, position
+from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.findings import Hit, Level
+from torchwise.lint.registry import rule
+
+# val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
+_EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
+
+
+def _mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
+    """The mode a call leaves the model in: direct ``eval()``/``train()``, or via a local helper."""
+    direct = _direct_mode(ctx, call)
+    if direct is not None:
+        return direct
+    target = ctx.callee(call)
+    if target is None:
+        return None
+    modes = [m for c in ctx.reached_calls(target, 1) if (m := _direct_mode(ctx, c))]
+    return modes[-1] if modes else None
+
+
+def _helper_calls(ctx: FileContext, call: ast.Call) -> list[ast.Call]:
+    target = ctx.callee(call)
+    return ctx.reached_calls(target, 1) if target is not None else []
+
+
+def _direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
+    return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
+
+
+def _mode_switches(ctx: FileContext, scope: ast.AST, node: ast.AST) -> list[tuple[str, ast.Call]]:
+    return [
+        (mode, call)
+        for call in ctx.calls_in(scope)
+        if position(call) < position(node) and (mode := _mode_of_call(ctx, call))
+    ]
+
+
+def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | None:
+    """The mode the last ``eval()``/``train()`` before ``node`` in ``scope`` left the model in."""
+    switches = _mode_switches(ctx, scope, node)
+    return switches[-1][0] if switches else None
+
+
+def _deliberately_in_train_mode(ctx: FileContext, scope: ast.AST, loop: ast.AST) -> bool:
+    """``model.train()`` right before a no-grad pass with no training in between: on purpose
+    (recomputing batch-norm statistics, Monte-Carlo dropout)."""
+    switches = _mode_switches(ctx, scope, loop)
+    if not switches or switches[-1][0] != "train":
+        return False
+    switched = position(switches[-1][1])
+    between = (c for c in ctx.calls_in(scope) if switched < position(c) < position(loop))
+    return not any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in between)
+
+
+def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
+    if ctx.under_no_grad(loop):
+        return True
+    inside = any(
+        isinstance(n, ast.With) and any(ctx.is_no_grad(i.context_expr) for i in n.items)
+        for n in ctx.walk(loop)
+    )
+    scope = ctx.scope_of(loop)
+    switched_off = any(
+        ctx.is_no_grad(c) and position(c) < position(loop)
+        for c in ctx.calls_in(scope)
+        if isinstance(ctx.parents.get(c), ast.Expr)
+    )
+    return inside or switched_off
+
+
+_NOT_MODELS = frozenset({"optimizer", "scheduler", "scaler", "state"})
+_Comprehension = ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+
+
+def _data_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.expr]]:
+    """``for`` loops and comprehensions with the iterable each one walks."""
+    for node in ctx.nodes:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            yield node, node.iter
+        elif isinstance(node, _Comprehension):
+            yield node, node.generators[0].iter
+
+
+def _uses_gradients(ctx: FileContext, call: ast.Call) -> bool:
+    """Training, or gradients on purpose (saliency maps, adversarial examples)."""
+    if ctx.is_backward(call) or ctx.is_optimizer_step(call):
+        return True
+    return method(call) == "requires_grad_" or (ctx.qualname(call.func) or "").endswith(
+        "autograd.grad"
+    )
+
+
+def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
+    """Loops over data that run the model without training it, with their no_grad status."""
+    return ctx.memo("evaluation_loops", lambda: list(_find_evaluation_loops(ctx)))
+
+
+def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
+    for loop, iterable in _data_loops(ctx):
+        names = ctx.data_names(iterable)
+        if not names:
+            continue
+        reached = ctx.reached_calls(loop)
+        if any(_uses_gradients(ctx, c) for c in reached):
+            continue
+        if not any(ctx.kind(c.func) == "model" for c in ctx.calls_in(loop)):
+            continue
+        no_grad = _grad_disabled(ctx, loop)
+        function = ctx.function(loop)
+        named_eval = any(_EVAL_WORDS.search(n) for n in names) or bool(
+            function and _EVAL_WORDS.search(function.name)
+        )
+        if no_grad or named_eval or last_mode_before(ctx, ctx.scope_of(loop), loop) == "eval":
+            yield loop, no_grad
+
+
+def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    sites = [c for c in ctx.calls if ctx.callee(c) is function]
+    return bool(sites) and all(
+        last_mode_before(ctx, ctx.scope_of(site), site) == "eval" for site in sites
+    )
+
+
+@rule("TW103", Level.WARNING, hint="call model.eval() before the evaluation loop")
+def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
+    """An evaluation loop with no ``model.eval()`` before it.
+
+    Why: in train mode dropout keeps dropping units and batch norm normalises with the
+    batch's statistics (and updates its running ones), so validation numbers are noisy,
+    wrong, and change the model.
+    Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
+    """
+    for loop, _ in evaluation_loops(ctx):
+        scope = ctx.scope_of(loop)
+        if last_mode_before(ctx, scope, loop) == "eval":
+            continue
+        if _deliberately_in_train_mode(ctx, scope, loop):
+            continue
+        function = ctx.function(loop)
+        if function is not None and _eval_at_call_sites(ctx, function):
+            continue
+        yield Hit(loop, "evaluation loop runs the model without model.eval() before it")
+
+
+@rule("TW104", Level.WARNING, hint="wrap the evaluation loop in `with torch.no_grad():`")
+def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
+    """An evaluation loop with no ``torch.no_grad()`` / ``torch.inference_mode()``.
+
+    Why: autograd records every operation and keeps the activations for a backward pass that
+    never comes: evaluation takes about twice the memory and runs slower.
+    Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
+    ``@torch.no_grad()`` decorator on the evaluation function.
+    """
+    for loop, no_grad in evaluation_loops(ctx):
+        if not no_grad:
+            yield Hit(loop, "evaluation loop builds autograd graphs: no torch.no_grad() around it")
+
+
+@rule("TW105", Level.WARNING, hint="call model.train() at the start of each epoch's training")
+def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
+    """``model.eval()`` inside the training loop with no ``model.train()`` to switch back.
+
+    Why: after the first validation the model stays in eval mode, so every later epoch
+    trains without dropout and with frozen batch-norm statistics.
+    Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
+    """
+    reported: set[ast.AST] = set()
+    for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
+        reached = ctx.reached_calls(loop)
+        if not any(ctx.is_backward(c) for c in reached):
+            continue
+        if any(ctx.is_model_mode(c, "train") for c in reached):
+            continue
+        for call in ctx.calls_in(loop):
+            if call not in reported and _mode_of_call(ctx, call) == "eval":
+                reported.add(call)
+                yield Hit(
+                    call, "model switched to eval() in the training loop and never back to train()"
+                )
+                break
+
+
+@rule("TW120", Level.ERROR, hint="move backward() out of the no_grad / inference_mode block")
+def backward_under_no_grad(ctx: FileContext) -> Iterator[Hit]:
+    """``loss.backward()`` inside ``torch.no_grad()`` / ``torch.inference_mode()``.
+
+    Why: no graph was recorded for the loss, so backward raises "element 0 of tensors does
+    not require grad" (or, for a loss built outside the block, silently mixes modes).
+    Fix: compute the loss and call backward outside the no_grad block.
+    """
+    for call in ctx.calls:
+        if ctx.is_backward(call) and ctx.under_no_grad(call):
+            yield Hit(call, "backward() inside a no_grad/inference_mode block")
+
+
+@rule("TW124", Level.WARNING, hint="call model.eval() after loading the weights, before inference")
+def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
+    """``model.load_state_dict(...)`` followed by inference with no ``model.eval()``.
+
+    Why: a freshly built module is in train mode; predictions then use dropout and
+    batch statistics and differ from run to run and from the validation numbers.
+    Fix: ``model.eval()`` after ``load_state_dict`` (and run inference under no_grad).
+    """
+    for load in ctx.calls:
+        model = receiver_of(load)
+        if method(load) != "load_state_dict" or ctx.kind(model) in _NOT_MODELS:
+            continue
+        name, scope = dotted(model), ctx.scope_of(load)
+        later = [c for c in ctx.calls_in(scope) if position(c) > position(load)]
+        trains_later = any(
+            ctx.is_backward(c) or any(ctx.is_backward(i) for i in _helper_calls(ctx, c))
+            for c in later
+        )
+        if name is None or trains_later:
+            continue
+        runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]
+        if runs and last_mode_before(ctx, scope, runs[0]) != "eval":
+            yield Hit(
+                load,
+                f"weights loaded, then {name} runs on line {runs[0].lineno} without {name}.eval()",
+            )

@@ -1,0 +1,176 @@
+"""Rules about the rest of a script: devices, hard-coded shapes, seeds, attribute typos."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, is_main_guard, method
+from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.findings import Hit, Level
+from torchwise.lint.registry import rule
+
+_UNSEEDING = frozenset({"random.seed", "numpy.random.seed", "np.random.seed"})
+
+
+def _defines_device(ctx: FileContext) -> bool:
+    if any(key.rsplit(".", 1)[-1] == "device" for key in ctx.assignments):
+        return True
+    moved_to_device = any(
+        method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device")
+        for c in ctx.calls
+    )
+    functions = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    params = (a.arg for f in functions for a in f.args.args + f.args.kwonlyargs)
+    return moved_to_device or "device" in set(params)
+
+
+def _is_cuda_string(node: ast.AST | None) -> bool:
+    """``"cuda"``, ``"cuda:0"``."""
+    return isinstance(node, ast.Constant) and str(node.value).startswith("cuda")
+
+
+def _inside_device_constructor(ctx: FileContext, node: ast.AST) -> bool:
+    """``torch.device("cuda")`` and ``device = "cuda" ...`` define the device; they are fine."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, ast.Call) and (ctx.qualname(ancestor.func) or "") == "torch.device":
+            return True
+        if isinstance(ancestor, ast.Assign):
+            return any((dotted(t) or "").endswith("device") for t in ancestor.targets)
+        if isinstance(ancestor, ast.stmt):
+            return False
+    return False
+
+
+@rule("TW108", Level.WARNING, hint="use .to(device) everywhere; define device once")
+def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
+    """Hard-coded ``.cuda()`` / ``device="cuda"`` in a file that also has a ``device``.
+
+    Why: the script half-follows ``device``: it runs on one GPU but crashes on a CPU-only
+    machine, and under DDP the ``.cuda()`` tensors land on GPU 0 instead of the rank's GPU.
+    Fix: move everything with ``.to(device)`` (and build tensors with ``device=device``).
+    """
+    if not _defines_device(ctx):
+        return
+    for call in ctx.calls:
+        if method(call) == "cuda":
+            yield Hit(call, ".cuda() hard-codes the device; this file also uses a device variable")
+        elif method(call) == "to" and call.args and _is_cuda_string(call.args[0]):
+            if not _inside_device_constructor(ctx, call):
+                yield Hit(call, '.to("cuda") hard-codes the device; use .to(device)')
+        for kw in call.keywords:
+            if kw.arg == "device" and _is_cuda_string(kw.value):
+                if not _inside_device_constructor(ctx, call):
+                    yield Hit(kw.value, 'device="cuda" hard-codes the device; use device=device')
+
+
+def _leading_literal(call: ast.Call) -> ast.Constant | None:
+    dims = (
+        call.args[0].elts
+        if len(call.args) == 1 and isinstance(call.args[0], ast.Tuple)
+        else call.args
+    )
+    if len(dims) < 2 or not isinstance(dims[0], ast.Constant):
+        return None
+    value = dims[0].value
+    return dims[0] if isinstance(value, int) and not isinstance(value, bool) and value > 1 else None
+
+
+@rule("TW114", Level.WARNING, hint="use x.view(x.size(0), -1) or x.flatten(1)")
+def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
+    """``.view(32, ...)`` / ``.reshape(32, ...)`` with a literal batch size in ``forward``.
+
+    Why: the model works for exactly one batch size; the last, smaller batch of an epoch
+    (or any evaluation with another batch size) fails with a shape error or, worse, mixes
+    samples together.
+    Fix: take the batch size from the input: ``x.view(x.size(0), -1)`` or ``x.flatten(1)``.
+    """
+    forwards = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    for function in forwards:
+        for call in ctx.calls_in(function):
+            if method(call) not in {"view", "reshape"}:
+                continue
+            if (dotted(receiver_of(call)) or "").startswith("self."):
+                continue  # reshaping a parameter or buffer, not the batch
+            literal = _leading_literal(call)
+            if literal is not None:
+                yield Hit(call, f".{method(call)}({literal.value}, ...) hard-codes the batch size")
+
+
+@rule("TW115", Level.INFO, hint="call torch.manual_seed(seed) (or your seeding helper) at start-up")
+def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
+    """A training script that never sets a seed.
+
+    Why: weights, dropout masks and data order differ on every run, so a change cannot be
+    told apart from noise and a bad run cannot be reproduced.
+    Fix: ``torch.manual_seed(seed)`` (plus ``random``/``numpy`` seeds) before building the
+    model, or a helper such as ``seed_everything(seed)``.
+    """
+    backwards = [c for c in ctx.calls if ctx.is_backward(c)]
+    if not backwards or not any(ctx.is_optimizer_step(c) for c in ctx.calls):
+        return
+    # A script runs something: a main guard, or training at module level. A library module
+    # with a train_one_epoch() leaves seeding to the script that imports it.
+    runs = any(is_main_guard(s) for s in ctx.tree.body) or any(
+        ctx.is_backward(call) for call, _ in ctx.import_time_calls()
+    )
+    if not runs:
+        return
+    for call in ctx.calls:
+        name = ctx.qualname(call.func) or ""
+        if "seed" in name.rsplit(".", 1)[-1].lower() and name not in _UNSEEDING:
+            return
+    yield Hit(ast.Pass(lineno=1, col_offset=0), "training script never seeds torch's RNG")
+
+
+_MODULE_NAMES = frozenset({"model", "net", "network", "module", "encoder", "decoder", "backbone"})
+
+
+def _is_module(ctx: FileContext, node: ast.expr) -> bool:
+    """Built as a module here, or named exactly like one (not ``model_param``)."""
+    if ctx.kind(node) != "model":
+        return False
+    last = (dotted(node) or "").rsplit(".", 1)[-1]
+    return ctx.constructor(node) is not None or last in _MODULE_NAMES
+
+
+def _is_typo(attr: str) -> bool:
+    """Near-misses of ``requires_grad`` (one or two letters off), not longer names built on it."""
+    if attr in {"requires_grad", "requires_grad_"} or attr.startswith("_"):
+        return False
+    if abs(len(attr) - len("requires_grad")) > 2 or not ("gr" in attr or "req" in attr):
+        return False  # cheap filter before the edit-distance ratio
+    return difflib.SequenceMatcher(None, attr, "requires_grad").ratio() >= 0.9
+
+
+@rule(
+    "TW118", Level.ERROR, hint="spell it requires_grad (and use module.requires_grad_() on modules)"
+)
+def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
+    """``require_grad`` / ``requires_grads`` typos and assignments that freeze nothing.
+
+    Why: Python lets you set any attribute, so ``p.require_grad = False`` silently creates
+    a new attribute and the parameter keeps training; ``model.requires_grad = False`` on a
+    module does the same; assigning ``requires_grad_`` replaces the method.
+    Fix: ``p.requires_grad = False`` on tensors, ``module.requires_grad_(False)`` on modules.
+    """
+    for node in ctx.nodes:
+        if not isinstance(node, ast.Attribute):
+            continue
+        stored = isinstance(node.ctx, ast.Store)
+        parent = ctx.parents.get(node)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if _is_typo(node.attr) and not called:
+            yield Hit(
+                node, f"'{node.attr}' is not a tensor attribute; did you mean 'requires_grad'?"
+            )
+        elif stored and node.attr == "requires_grad_":
+            yield Hit(node, "assigning to requires_grad_ replaces the method; call it instead")
+        elif stored and node.attr == "requires_grad" and _is_module(ctx, node.value):
+            yield Hit(
+                node,
+                f"{ast.unparse(node.value)} is a module: setting requires_grad on it "
+                "freezes nothing",
+                hint="call module.requires_grad_(False)",
+            )

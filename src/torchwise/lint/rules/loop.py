@@ -1,0 +1,245 @@
+"""Rules about the training step itself: backward, zero_grad, step, accumulation, host syncs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
+from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.findings import Edit, Hit, Level
+from torchwise.lint.registry import rule
+
+_SYNC_METHODS = frozenset({"item", "cpu", "numpy", "tolist"})
+_TENSOR_NAMES = re.compile(r"^(loss|losses|logits|outputs?|preds?|predictions?)(_\w+)?$")
+
+
+def _stepped_optimizer(ctx: FileContext, step: ast.Call) -> str | None:
+    """The optimizer a step updates: ``opt`` for ``opt.step()`` and ``scaler.step(opt)``."""
+    if ctx.kind(receiver_of(step)) == "scaler":
+        return dotted(step.args[0]) if step.args else None
+    return dotted(receiver_of(step))
+
+
+def _zeroes_grads(ctx: FileContext, root: ast.AST) -> bool:
+    nodes = [*ctx.walk(root), *ctx.reached_calls(root)]
+    return any(ctx.is_zero_grad(n) for n in nodes)
+
+
+@rule("TW101", Level.ERROR, hint="call optimizer.zero_grad() once per optimizer step in this loop")
+def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
+    """``backward()`` and ``step()`` in a loop that never zeroes the gradients.
+
+    Why: ``.grad`` adds up across backward calls, so every step applies the sum of all
+    gradients so far and training diverges. Deliberate accumulation still zeroes them, under
+    the same ``if (i + 1) % k == 0`` as the step, and is not reported.
+    Fix: call ``optimizer.zero_grad()`` in the loop (before ``backward`` or after ``step``).
+    """
+    reported: set[ast.AST] = set()
+    for call in ctx.calls:
+        loops = ctx.loops(call)
+        if not loops or loops[0] in reported or not ctx.is_backward(call):
+            continue
+        loop = loops[0]
+        steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
+        if steps and not _zeroes_grads(ctx, loop):
+            reported.add(loop)
+            yield Hit(
+                call, "backward() in a loop that steps the optimizer but never calls zero_grad()"
+            )
+
+
+def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
+    if ctx.is_backward(call):
+        return True
+    target = ctx.callee(call)
+    return target is not None and any(ctx.is_backward(c) for c in ctx.reached_calls(target, 1))
+
+
+@rule("TW102", Level.ERROR, hint="order each step as zero_grad(), backward(), step()")
+def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
+    """``optimizer.step()`` with no ``backward()`` before it, or ``zero_grad()`` in between.
+
+    Why: without a backward the step uses stale or no gradients; a ``zero_grad()`` between
+    ``backward()`` and ``step()`` throws the fresh gradients away, so the model never learns.
+    Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
+    """
+    for step in ctx.calls:
+        loops = ctx.loops(step)
+        if not loops or not ctx.is_optimizer_step(step):
+            continue
+        if ctx.kind(receiver_of(step)) == "optimizer" and step.args:
+            continue  # step(closure): the closure runs the backward (LBFGS)
+        # The outermost loop: `backward(); for opt in optimizers: opt.step()` is fine.
+        region = loops[-1]
+        earlier = [c for c in ctx.calls_in(region) if position(c) < position(step)]
+        backwards = [c for c in earlier if _leads_to_backward(ctx, c)]
+        if not backwards:
+            if _iterates_steps(ctx, region):
+                yield Hit(step, "optimizer step with no backward() before it in this loop")
+            continue
+        stepped = _stepped_optimizer(ctx, step)
+        for node in ctx.walk(region):
+            if not ctx.is_zero_grad(node):
+                continue
+            between = position(backwards[-1]) < position(node) < position(step)
+            if between and _zeroes_optimizer(ctx, node, stepped):
+                yield Hit(node, "zero_grad() between backward() and step() discards the gradients")
+
+
+_STEP_ITERATORS = frozenset({"range", "enumerate", "zip", "tqdm", "trange", "islice"})
+
+
+def _iterates_steps(ctx: FileContext, loop: ast.AST) -> bool:
+    """A loop over batches, steps or epochs, not one over optimizers inside a backward hook."""
+    if isinstance(loop, ast.While):
+        return True
+    iterable = getattr(loop, "iter", None)
+    if iterable is None:
+        return False
+    calls = (n for n in ast.walk(iterable) if isinstance(n, ast.Call))
+    named = any((dotted(c.func) or "").rsplit(".", 1)[-1] in _STEP_ITERATORS for c in calls)
+    return named or bool(ctx.data_names(iterable))
+
+
+def _zeroes_optimizer(ctx: FileContext, node: ast.AST, stepped: str | None) -> bool:
+    if not isinstance(node, ast.Call) or method(node) != "zero_grad":
+        return True
+    zeroed = receiver_of(node)
+    return dotted(zeroed) == stepped or ctx.kind(zeroed) == "model"
+
+
+def _batch_loop(ctx: FileContext, node: ast.AST) -> ast.AST | None:
+    """The loop around ``node`` that runs backward itself (not only in a nested loop)."""
+    for loop in ctx.loops(node):
+        backwards = (c for c in ctx.calls_in(loop) if ctx.is_backward(c))
+        if any(ctx.loops(b)[0] is loop for b in backwards):
+            return loop
+    return None
+
+
+def _printed_tensor(call: ast.Call) -> bool:
+    for arg in call.args:
+        parts = (
+            [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
+            if isinstance(arg, ast.JoinedStr)
+            else [arg]
+        )
+        for part in parts:
+            name = dotted(part) if isinstance(part, ast.Name | ast.Attribute) else None
+            if name and _TENSOR_NAMES.match(name.rsplit(".", 1)[-1]):
+                return True
+    return False
+
+
+@rule(
+    "TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)"
+)
+def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
+    """A host sync (``.item()``, ``.cpu()``, ``.numpy()``, ``print(tensor)``) on every step.
+
+    Why: each one waits for the GPU to finish all queued work, so the CPU cannot run ahead
+    and the GPU idles between steps; on small models this costs 10-30 % of throughput.
+    Fix: keep running sums as tensors and read them under ``if step % log_every == 0``.
+    """
+    lines: set[int] = set()
+    for call in ctx.calls:
+        name = method(call)
+        is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
+        if not (name in _SYNC_METHODS and not call.args) and not (
+            is_print and _printed_tensor(call)
+        ):
+            continue
+        loop = _batch_loop(ctx, call)
+        if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
+            continue
+        lines.add(call.lineno)
+        what = "print() of a tensor" if is_print else f".{name}()"
+        yield Hit(call, f"{what} on every training step forces a GPU->CPU sync")
+
+
+def _scaled(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> bool:
+    """Whether the loss is divided or multiplied by something before backward."""
+    scaling = (ast.Div, ast.Mult)
+    if isinstance(loss, ast.BinOp) and isinstance(loss.op, scaling):
+        return True
+    name = dotted(loss) if loss is not None else None
+    if name is None:
+        return True  # built somewhere we cannot see: give it the benefit of the doubt
+    for node in ctx.walk(scope):
+        if isinstance(node, ast.AugAssign) and dotted(node.target) == name:
+            if isinstance(node.op, scaling):
+                return True
+        if isinstance(node, ast.Assign) and any(dotted(t) == name for t in node.targets):
+            if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, scaling):
+                return True
+    return False
+
+
+def _backward_loss(call: ast.Call) -> ast.expr | None:
+    """The loss a backward call differentiates: ``loss`` in ``scaler.scale(loss).backward()``."""
+    if call.args and method(call) != "backward":
+        return call.args[0]  # accelerator.backward(loss), torch.autograd.backward(loss)
+    target = receiver_of(call)
+    if isinstance(target, ast.Call) and method(target) == "scale" and target.args:
+        return target.args[0]
+    return target
+
+
+@rule("TW116", Level.WARNING, hint="divide the loss by the number of accumulation steps")
+def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
+    """Gradient accumulation (``step()`` under ``% k``) with an undivided loss.
+
+    Why: summing k backward passes makes the gradient k times larger than one batch of the
+    same total size, which acts like a k-times larger learning rate.
+    Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
+    """
+    reported: set[ast.Call] = set()
+    for step in ctx.calls:
+        loops = ctx.loops(step)
+        if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
+            continue
+        scope = ctx.scope_of(step)
+        for call in ctx.calls_in(loops[0]):
+            if call in reported or not ctx.is_backward(call):
+                continue
+            if not _scaled(ctx, _backward_loss(call), scope):
+                reported.add(call)
+                yield Hit(
+                    call,
+                    f"gradients accumulate until the step on line {step.lineno}, "
+                    "but the loss is not divided by the accumulation steps",
+                )
+
+
+@rule("TW123", Level.WARNING, hint="use zero_grad(set_to_none=True) (the default) or p.grad = None")
+def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
+    """``zero_grad(set_to_none=False)`` or a manual ``p.grad.zero_()`` loop.
+
+    Why: filling gradients with zeros launches a memset per parameter and keeps the memory
+    allocated; setting them to None is free and lets the next backward write them fresh.
+    Fix: ``optimizer.zero_grad()`` (``set_to_none=True`` is the default), or ``p.grad = None``.
+    """
+    for call in ctx.calls:
+        flag = keyword(call, "set_to_none")
+        if method(call) == "zero_grad" and is_constant(flag, False):
+            kw = next(k for k in call.keywords if k.arg == "set_to_none")
+            yield Hit(
+                call,
+                "zero_grad(set_to_none=False) writes zeros instead of freeing gradients",
+                edits=(Edit.replace(kw, "set_to_none=True"),),
+            )
+            continue
+        grads = receiver_of(call)
+        if method(call) != "zero_" or not isinstance(grads, ast.Attribute):
+            continue
+        if grads.attr == "data":  # p.grad.data.zero_()
+            grads = grads.value
+        if not isinstance(grads, ast.Attribute) or grads.attr != "grad":
+            continue
+        statement = ctx.parents.get(call)
+        edits = ()
+        if isinstance(statement, ast.Expr):
+            edits = (Edit.replace(statement, f"{ast.unparse(grads)} = None"),)
+        yield Hit(call, f"{ast.unparse(grads)}.zero_() fills the gradient with zeros", edits=edits)

@@ -1,0 +1,110 @@
+"""Rules about learning-rate schedulers: order against the optimizer, per-step or per-epoch."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, keyword, position
+from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.findings import Hit, Level
+from torchwise.lint.registry import rule
+
+_EPOCH_BASED = frozenset({"StepLR", "MultiStepLR", "ExponentialLR"})
+_STEP_BASED = frozenset({"OneCycleLR", "CyclicLR"})
+_STEP_WORDS = re.compile(r"step|iter|len\(", re.I)
+
+
+def _optimizer_steps(ctx: FileContext, loop: ast.AST) -> list[tuple[int, int]]:
+    """Where ``loop`` steps the optimizer: the step itself, or the call into a helper that does."""
+    found = []
+    for call in ctx.calls_in(loop):
+        target = ctx.callee(call)
+        inner = ctx.reached_calls(target, 1) if target is not None else []
+        if ctx.is_optimizer_step(call) or any(ctx.is_optimizer_step(c) for c in inner):
+            found.append(position(call))
+    return found
+
+
+@rule("TW112", Level.WARNING, hint="call scheduler.step() after optimizer.step()")
+def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
+    """``scheduler.step()`` before ``optimizer.step()`` in the same iteration.
+
+    Why: since PyTorch 1.1 the scheduler expects to follow the optimizer; stepping it first
+    skips the first value of the schedule (warm-up starts one step late, the initial LR is
+    never used) and PyTorch warns about it.
+    Fix: ``optimizer.step()`` then ``scheduler.step()``.
+    """
+    for call in ctx.calls:
+        loops = ctx.loops(call)
+        if not loops or not ctx.is_scheduler_step(call):
+            continue
+        steps = _optimizer_steps(ctx, loops[0])
+        if steps and min(steps) > position(call):
+            yield Hit(call, "scheduler.step() runs before optimizer.step() in this iteration")
+
+
+def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, str] | None:
+    """('epoch' | 'step', class name) for schedulers whose unit we can tell from their arguments."""
+    key = dotted(scheduler) if scheduler is not None else None
+    values = ctx.assignments.get(key or "", [])
+    built = next((v for v in reversed(values) if isinstance(v, ast.Call)), None)
+    if built is None:
+        return None
+    name = (ctx.qualname(built.func) or "").rsplit(".", 1)[-1]
+    if name in _EPOCH_BASED:
+        return "epoch", name
+    if name in _STEP_BASED or name.endswith("_schedule_with_warmup"):
+        return "step", name
+    if name == "CosineAnnealingLR":
+        t_max = keyword(built, "T_max") or (built.args[1] if len(built.args) > 1 else None)
+        text = ast.unparse(t_max) if t_max is not None else ""
+        if _STEP_WORDS.search(text):  # epochs * len(loader) counts steps
+            return "step", name
+        return ("epoch", name) if "epoch" in text.lower() else None
+    if name == "LambdaLR":
+        schedule = keyword(built, "lr_lambda") or (built.args[1] if len(built.args) > 1 else None)
+        target = ctx.functions.get(dotted(schedule) or "") if schedule is not None else None
+        text = ast.unparse(target or schedule) if schedule is not None else ""
+        if "warmup" in text.lower() and "step" in text.lower() and "epoch" not in text.lower():
+            return "step", name
+    return None
+
+
+def _stepped_per_batch(ctx: FileContext, call: ast.Call) -> bool | None:
+    """True inside the loop that steps the optimizer, False one loop out, None if unclear."""
+    loops = ctx.loops(call)
+    if not loops:
+        return None
+    direct = [c for c in ctx.calls_in(loops[0]) if ctx.is_optimizer_step(c)]
+    if any(ctx.loops(c)[0] is loops[0] for c in direct):
+        return True
+    return False if _optimizer_steps(ctx, loops[0]) else None
+
+
+@rule(
+    "TW113",
+    Level.WARNING,
+    hint="step epoch schedulers once per epoch and per-step ones every batch",
+)
+def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
+    """An epoch scheduler stepped every batch, or a per-step scheduler stepped once per epoch.
+
+    Why: ``StepLR(step_size=30)`` stepped per batch decays after 30 batches instead of 30
+    epochs, and ``CosineAnnealingLR(T_max=epochs)`` finishes its cosine in the first epoch;
+    ``OneCycleLR`` or a warm-up written in steps, stepped per epoch, never leaves warm-up.
+    Fix: match the call to the unit the schedule was written in (or rewrite it in steps).
+    """
+    for call in ctx.calls:
+        if not ctx.is_scheduler_step(call):
+            continue
+        kind = _schedule_kind(ctx, receiver_of(call))
+        per_batch = _stepped_per_batch(ctx, call)
+        if kind is None or per_batch is None:
+            continue
+        unit, name = kind
+        if unit == "epoch" and per_batch:
+            yield Hit(call, f"{name} is written in epochs but stepped every batch")
+        elif unit == "step" and not per_batch:
+            yield Hit(call, f"{name} is written in steps but stepped once per epoch")
