@@ -147,7 +147,8 @@ def main() -> None:
     hand = statistics.median(times["hand loop"])
     rows = [{"variant": name, "median_epoch_s": statistics.median(times[name]),
              "ratio": statistics.median(times[name]) / hand, "epoch_times_s": times[name]} for name in names]
-    machine = f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
+    machine = (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
+               f"torch {torch.__version__}")
     print(f"overhead: MLP {FEATURES}-256-256-{CLASSES}, {SAMPLES} samples, batch {BATCH}, AdamW, "
           f"{args.epochs} epochs x {args.repeats} repeats, interleaved; {machine}")
     print(f"{'variant':<20} {'median s/epoch':>15} {'ratio':>7}")

@@ -26,7 +26,7 @@ class _Section(BaseModel):
 
 class SourceConfig(_Section):
     source: str = "digits"
-    """Where the samples come from: a built-in name (`digits`, `synthetic-regression`), `csv`, `npz`, `pt`, or `target`."""
+    """Where the samples come from: `digits`, `synthetic-regression`, `csv`, `npz`, `pt`, or `target`."""
     path: Path | None = None
     """File to read for `csv`, `npz` and `pt` sources (relative to the config file's folder)."""
     target: str | None = None

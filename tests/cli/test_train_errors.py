@@ -81,7 +81,8 @@ def test_labels_outside_the_class_range(tmp_path, capsys):
 def test_output_shape_that_does_not_fit_the_targets(tmp_path, capsys):
     np.savez(tmp_path / "d.npz", x=np.random.rand(20, 4).astype("float32"), y=np.arange(20) % 4)
     code, err = train(tmp_path, capsys, "data: {source: npz, path: d.npz}\nmodel: {name: linear}\n",
-                      "task.num_classes=4", "model.target=torch.nn:Linear", "model.kwargs={in_features: 4, out_features: 7}")
+                      "task.num_classes=4", "model.target=torch.nn:Linear",
+                      "model.kwargs={in_features: 4, out_features: 7}")
     assert code == 2
     assert "model output has shape [2, 7] but classification targets of shape [2] need [batch, 4]" in err
     assert "hint: make the last layer (the model) output 4 features" in err or "output 4 features" in err

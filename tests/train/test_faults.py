@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from tests.helpers import quiet_config, step_losses, tiny_classification
 from torch import nn
 from torch.utils.data import TensorDataset
 
 import torchwise
-from tests.helpers import quiet_config, step_losses, tiny_classification
 from torchwise.errors import RunFailed
 from torchwise.runs.folder import read_jsonl
 from torchwise.train.checkpoint import verify_checkpoint

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tests.helpers import quiet_config, step_losses, tiny_classification
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 import torchwise
-from tests.helpers import quiet_config, step_losses, tiny_classification
 
 
 def small_mlp(seed: int = 0) -> nn.Module:

@@ -6,10 +6,10 @@ import json
 
 import pytest
 import torch
+from tests.helpers import quiet_config, tiny_classification
 from torch import nn
 
 import torchwise
-from tests.helpers import quiet_config, tiny_classification
 from torchwise.errors import ConfigError
 from torchwise.runs.folder import read_jsonl
 

@@ -7,10 +7,10 @@ import signal
 
 import pytest
 import torch
+from tests.helpers import quiet_config, tiny_classification
 from torch import nn
 
 import torchwise
-from tests.helpers import quiet_config, tiny_classification
 from torchwise.errors import CheckpointError, ResumeError
 from torchwise.runs.folder import read_jsonl
 

@@ -76,6 +76,10 @@ class LoopContext:
     checkpoints: Any = None  # a Checkpointer, or None when checkpoints are off
     stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
     last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
+    params: list[torch.Tensor] = field(default_factory=list)  # what clipping and the norm cover
+
+    def __post_init__(self) -> None:
+        self.params = [p for group in self.optimizer.param_groups for p in group["params"]]
 
 
 def steps_per_epoch(loader: DataLoader, accumulate: int) -> int:
@@ -95,8 +99,10 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
     cfg = ctx.cfg
     total_steps = planned_steps(cfg, ctx.train_loader)
     log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
-    running_loss, running_steps, running_samples = torch.zeros((), device=ctx.device), 0, 0
-    clock = time.perf_counter()
+    # Step losses stay on the device in these lists (appending costs no kernel); they are
+    # summed and read once per log interval and once per epoch.
+    pending: list[torch.Tensor] = []
+    running_samples, clock = 0, time.perf_counter()
     while not finished(cfg, state, total_steps):
         epoch = state.epoch
         start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
@@ -104,7 +110,7 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         batches = iter(ctx.train_loader)
         ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs,
                                  total_steps=steps_per_epoch(ctx.train_loader, cfg.train.accumulate))
-        epoch_steps, epoch_loss, exhausted = 0, torch.zeros((), device=ctx.device), False
+        epoch_steps, epoch_losses, exhausted = 0, [], False
         while state.step < total_steps:
             window = next_window(batches, cfg.train.accumulate, ctx.device)  # 1. fetch
             if not window:
@@ -131,25 +137,24 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                     raise RunFailed(f"{state.nonfinite_skips} steps had a non-finite loss or gradient",
                                     hint="lower optim.lr, enable clipping, or check the data for NaN")
             else:
-                running_loss += loss
-                epoch_loss += loss
+                pending.append(loss)
+                epoch_losses.append(loss)
             state.step += 1
             epoch_steps += 1
-            running_steps += 1
             state.samples_in_epoch += window_samples
             state.samples_total += window_samples
             running_samples += window_samples
 
             if state.step % log_every == 0:  # 9. log: the one routine host sync
                 now = time.perf_counter()
-                mean_loss = running_loss.item() / running_steps
+                mean_loss = torch.stack(pending).sum().item() / max(len(pending), 1) if pending else math.nan
                 speed = running_samples / max(now - clock, 1e-9)
                 ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
                                      "loss": mean_loss, "lr": lr, "grad_norm": float(grad_norm),
                                      "samples_per_second": round(speed, 1)})
                 ctx.progress.update(steps=epoch_steps, loss=mean_loss, lr=lr, samples_per_second=speed)
-                running_loss.zero_()
-                running_steps, running_samples, clock = 0, 0, now
+                pending.clear()
+                running_samples, clock = 0, now
             if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
                 if validate_and_checkpoint(ctx, state, epoch=epoch):
                     return state
@@ -160,7 +165,7 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         if exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset):
             state.epoch += 1  # the epoch is complete: a checkpoint from here starts the next one
             state.samples_in_epoch = 0
-        train_loss = epoch_loss.item() / max(epoch_steps, 1)
+        train_loss = torch.stack(epoch_losses).sum().item() / len(epoch_losses) if epoch_losses else math.nan
         ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train_epoch", "loss": train_loss})
         if validate_and_checkpoint(ctx, state, epoch=epoch, train_loss=train_loss):  # 10-12.
             return state
@@ -201,26 +206,28 @@ def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | No
     """
     cfg, model, optimizer, scaler = ctx.cfg, ctx.forward, ctx.optimizer, ctx.scaler
     window_samples = sum(len(y) for _, y in window)
-    window_loss = torch.zeros((), device=ctx.device)
+    micro_losses = []
     for x, y in window:
         with ctx.precision.autocast():  # 2. forward under autocast
             output = model(x)
-            # 3. weight by this micro-batch's share of the window's samples, so that
-            # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
-            loss = ctx.task.loss(output, y) * (len(y) / window_samples)
+            loss = ctx.task.loss(output, y)
+            if len(window) > 1:
+                # 3. weight by this micro-batch's share of the window's samples, so that
+                # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
+                loss = loss * (len(y) / window_samples)
         scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
-        window_loss += loss.detach()
+        micro_losses.append(loss.detach())
+    window_loss = micro_losses[0] if len(micro_losses) == 1 else torch.stack(micro_losses).sum()
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
-    params = [p for group in optimizer.param_groups for p in group["params"]]
     if cfg.train.clip_grad_norm:  # 6. clip (returns the norm before clipping)
-        grad_norm = torch.nn.utils.clip_grad_norm_(params, cfg.train.clip_grad_norm, foreach=True)
+        grad_norm = torch.nn.utils.clip_grad_norm_(ctx.params, cfg.train.clip_grad_norm, foreach=True)
     else:
-        grad_norm = torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None],
+        grad_norm = torch.nn.utils.get_total_norm([p.grad for p in ctx.params if p.grad is not None],
                                                   foreach=True)
     # 7. finite check: one scalar read per step. Under fp16 the scaler owns inf/NaN gradients
     # (it skips the step and lowers the scale), so only the loss is checked there.
     check = window_loss if scaler.is_enabled() else window_loss + grad_norm
-    if not torch.isfinite(check).item():
+    if not math.isfinite(check.item()):
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
             raise NonFiniteStep(window, loss=float(window_loss), grad_norm=float(grad_norm))
@@ -262,7 +269,7 @@ def evaluate(ctx: LoopContext) -> dict[str, float]:
     ctx.forward.train()
     values = torch.cat([loss_sum.unsqueeze(0), metric_sums]).tolist()  # one sync
     names = ("loss", *ctx.task.metric_names)
-    return {f"val_{name}": value / max(count, 1) for name, value in zip(names, values)}
+    return {f"val_{name}": value / max(count, 1) for name, value in zip(names, values, strict=True)}
 
 
 def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,

@@ -267,6 +267,11 @@ def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -
            "threads": torch.get_num_threads(), "argv": sys.argv, "git_commit": git_commit(cfg.base_dir)}
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
+    # The doctor's bug-report facts (driver, builds, packages); the checks themselves are not run.
+    from torchwise.env.doctor import build_report
+    from torchwise.env.probe import gather
+
+    env["doctor"] = build_report(gather())
     return env
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import re
 from pathlib import Path
 
@@ -23,12 +22,3 @@ def test_readme_lists_every_check_id():
     assert {check.id for check in CHECKS} <= listed
 
 
-def test_readme_python_examples_run():
-    parser = doctest.DocTestParser()
-    # fences become blank lines, which end each example's expected output
-    text = re.sub(r"^```.*$", "", section(), flags=re.MULTILINE)
-    test = parser.get_doctest(text, {}, "README", str(README), 0)
-    assert test.examples, "the section should carry runnable examples"
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.summarize(verbose=False).failed == 0

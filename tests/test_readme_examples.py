@@ -1,0 +1,92 @@
+"""Every example in the README runs: Python blocks, `>>>` examples, shell commands and the
+outputs it quotes for `torchwise train`."""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch) -> Path:
+    """A user's folder: the examples, a buggy `train.py` and a `src/` of correct scripts."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    shutil.copy(ROOT / "tests/lint/corpus/buggy/mnist_first_try.py", tmp_path / "train.py")
+    shutil.copytree(ROOT / "tests/lint/corpus/clean", tmp_path / "src")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_python_blocks_run(sandbox):
+    (code,) = [block for block in blocks("python") if ">>>" not in block]
+    namespace: dict = {}
+    exec(compile(code, "README.md", "exec"), namespace)
+    result = namespace["result"]
+    assert result.status == "completed"
+    assert result.best["metric"] == "val_accuracy" and result.best["value"] >= 0.95
+
+
+def test_doctest_examples_run():
+    text = re.sub(r"^```.*$", "", README, flags=re.MULTILINE)  # fences end expected outputs
+    test = doctest.DocTestParser().get_doctest(text, {}, "README", str(ROOT / "README.md"), 0)
+    assert test.examples
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+def shell_commands() -> list[str]:
+    return [line for block in blocks("bash") for line in block.splitlines() if line.startswith("torchwise ")]
+
+
+@pytest.mark.parametrize("line", shell_commands())
+def test_shell_commands_run(sandbox, line):
+    expected = int(m.group(1)) if (m := re.search(r"\(exit (\d)", line)) else 0
+    command = f"{shlex.quote(sys.executable)} -m {line}"
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=sandbox,
+                         env={**os.environ, "COLUMNS": "100"})
+    assert out.returncode == expected, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+
+
+def quoted_sessions() -> list[tuple[str, list[str]]]:
+    sessions = []
+    for block in blocks("text"):
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ torchwise train"):
+                output = []
+                for following in lines[i + 1:]:
+                    if following.startswith("$ "):
+                        break
+                    output.append(following)
+                sessions.append((line[2:], output))
+    return sessions
+
+
+@pytest.mark.parametrize(("command", "output"), quoted_sessions())
+def test_quoted_train_errors_are_what_the_cli_prints(sandbox, command, output):
+    out = subprocess.run([sys.executable, "-m", *shlex.split(command)], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.splitlines() == output
+
+
+def test_the_readme_config_is_the_example_file():
+    (config,) = [block for block in blocks("yaml") if "name: digits" in block]
+    assert yaml.safe_load(config) == yaml.safe_load((ROOT / "examples/digits.yaml").read_text())
