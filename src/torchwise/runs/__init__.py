@@ -1,0 +1,1 @@
+"""Run folders: writing them (training) and reading them (diagnose, report, ledger)."""

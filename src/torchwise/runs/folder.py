@@ -1,0 +1,131 @@
+"""The run folder (DESIGN.md): config.yaml, env.json, metrics.jsonl, events.jsonl, summary.json.
+
+>>> import tempfile, json
+>>> run = RunFolder.create(Path(tempfile.mkdtemp()), "demo")
+>>> run.log_metrics({"step": 1, "loss": 0.5}); run.close()
+>>> json.loads((run.path / "metrics.jsonl").read_text())
+{'step': 1, 'loss': 0.5}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+STATUSES = ("running", "completed", "early_stopped", "failed", "interrupted")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON so that a reader never sees half a file (temp file, fsync, rename)."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with tmp.open("w") as handle:
+        json.dump(data, handle, indent=2, default=_jsonable)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _clean(value: Any) -> Any:
+    # JSON has no NaN/inf; write null so every line stays valid JSON for other tools.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+class RunFolder:
+    """Append-only metric and event logs plus the run's documents, under one folder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._metrics: TextIO = (path / "metrics.jsonl").open("a")
+        self._events: TextIO = (path / "events.jsonl").open("a")
+        self._tensorboard: Any = None
+
+    def enable_tensorboard(self) -> None:
+        """Mirror every metric line to TensorBoard scalars under ``tensorboard/``."""
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            from torchwise.errors import ConfigError
+
+            raise ConfigError("log.tensorboard needs the tensorboard package",
+                              hint="pip install 'torchwise[tensorboard]', or set log.tensorboard=false") from None
+        self._tensorboard = SummaryWriter(str(self.path / "tensorboard"))
+
+    @classmethod
+    def create(cls, parent: Path, name: str) -> RunFolder:
+        """Make ``parent/name``, or ``name-2``, ``name-3``... so that runs never collide."""
+        parent.mkdir(parents=True, exist_ok=True)
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip(".-") or "run"
+        for attempt in range(1, 10_000):
+            path = parent / (safe if attempt == 1 else f"{safe}-{attempt}")
+            try:
+                path.mkdir()  # atomic: two runs starting together cannot take the same folder
+            except FileExistsError:
+                continue
+            return cls(path)
+        raise RuntimeError(f"no free run name under {parent}")
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.path / "checkpoints"
+
+    def write_config(self, config: dict[str, Any]) -> None:
+        import yaml
+
+        text = yaml.safe_dump(config, sort_keys=False)
+        tmp = self.path / ".config.yaml.tmp"
+        tmp.write_text(text)
+        os.replace(tmp, self.path / "config.yaml")
+
+    def write_json(self, name: str, data: Any) -> None:
+        write_json_atomic(self.path / name, data)
+
+    def log_metrics(self, record: dict[str, Any]) -> None:
+        self._metrics.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
+        self._metrics.flush()
+        if self._tensorboard is not None:
+            split, step = record.get("split", "train"), record.get("step", 0)
+            for key, value in record.items():
+                if key not in ("step", "epoch", "split") and isinstance(value, (int, float)):
+                    self._tensorboard.add_scalar(f"{split}/{key}", value, global_step=step)
+
+    def log_event(self, kind: str, **fields: Any) -> None:
+        record = {"time": round(time.time(), 3), "event": kind, **{k: _clean(v) for k, v in fields.items()}}
+        self._events.write(json.dumps(record, default=_jsonable) + "\n")
+        self._events.flush()
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        assert summary.get("status") in STATUSES, summary.get("status")
+        write_json_atomic(self.path / "summary.json", {k: _clean(v) for k, v in summary.items()})
+
+    def close(self) -> None:
+        if self._tensorboard is not None:
+            self._tensorboard.close()
+        self._metrics.close()
+        self._events.close()
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every complete line of a JSONL file (a torn last line from a crash is skipped)."""
+    records = []
+    for line in path.read_text().splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records

@@ -1,0 +1,90 @@
+"""What the user sees while a run trains: a rich bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Protocol
+
+
+class ProgressView(Protocol):
+    def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None: ...
+    def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None: ...
+    def end_epoch(self, metrics: dict[str, float]) -> None: ...
+    def message(self, text: str) -> None: ...
+    def close(self) -> None: ...
+
+
+def make_progress(mode: str) -> ProgressView:
+    """``auto``: a bar when stdout is a terminal, plain lines when it is a file or a pipe."""
+    if mode == "auto":
+        mode = "bar" if sys.stdout.isatty() else "plain"
+    if mode == "bar":
+        return BarProgress()
+    if mode == "plain":
+        return PlainProgress()
+    return SilentProgress()
+
+
+def format_metrics(metrics: dict[str, Any]) -> str:
+    return "  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in metrics.items())
+
+
+class SilentProgress:
+    def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None: ...
+    def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None: ...
+    def end_epoch(self, metrics: dict[str, float]) -> None: ...
+    def message(self, text: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class PlainProgress:
+    """One line per epoch, for logs and CI."""
+
+    def __init__(self) -> None:
+        self.label = ""
+
+    def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None:
+        self.label = f"epoch {epoch + 1}" + (f"/{epochs}" if epochs else "")
+
+    def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None: ...
+
+    def end_epoch(self, metrics: dict[str, float]) -> None:
+        print(f"{self.label}  {format_metrics(metrics)}", flush=True)
+
+    def message(self, text: str) -> None:
+        print(text, flush=True)
+
+    def close(self) -> None: ...
+
+
+class BarProgress:
+    """A rich bar per epoch (loss, lr, samples/s, ETA), redrawn at most 4 times a second."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  {task.fields[speed]} samples/s"),
+            TimeRemainingColumn(), refresh_per_second=4, transient=False,
+        )
+        self.bar.start()
+        self.task: Any = None
+
+    def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None:
+        label = f"epoch {epoch + 1}" + (f"/{epochs}" if epochs else "")
+        self.task = self.bar.add_task(label, total=total_steps, loss="-", lr="-", speed="-")
+
+    def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None:
+        self.bar.update(self.task, completed=steps, loss=f"{loss:.4g}", lr=f"{lr:.3g}",
+                        speed=f"{samples_per_second:,.0f}")
+
+    def end_epoch(self, metrics: dict[str, float]) -> None:
+        self.bar.update(self.task, completed=self.bar.tasks[-1].total)
+        self.bar.console.print(f"  {format_metrics(metrics)}")
+
+    def message(self, text: str) -> None:
+        self.bar.console.print(text)
+
+    def close(self) -> None:
+        self.bar.stop()
