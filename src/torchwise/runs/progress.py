@@ -70,18 +70,20 @@ class BarProgress:
         )
         self.bar.start()
         self.task: Any = None
+        self.label = ""
 
     def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None:
-        label = f"epoch {epoch + 1}" + (f"/{epochs}" if epochs else "")
-        self.task = self.bar.add_task(label, total=total_steps, loss="-", lr="-", speed="-")
+        self.label = f"epoch {epoch + 1}" + (f"/{epochs}" if epochs else "")
+        self.task = self.bar.add_task(self.label, total=total_steps, loss="-", lr="-", speed="-")
 
     def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None:
         self.bar.update(self.task, completed=steps, loss=f"{loss:.4g}", lr=f"{lr:.3g}",
                         speed=f"{samples_per_second:,.0f}")
 
     def end_epoch(self, metrics: dict[str, float]) -> None:
-        self.bar.update(self.task, completed=self.bar.tasks[-1].total)
-        self.bar.console.print(f"  {format_metrics(metrics)}")
+        # A finished epoch leaves one line of results above the live bar, in order.
+        self.bar.remove_task(self.task)
+        self.bar.console.print(f"{self.label}  {format_metrics(metrics)}")
 
     def message(self, text: str) -> None:
         self.bar.console.print(text)

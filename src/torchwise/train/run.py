@@ -174,7 +174,11 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         from torchwise.train.weights import load_foreign_weights
 
         report = load_foreign_weights(model, cfg.resolve_path(cfg.model.init_from), strict=cfg.model.strict)
-        run.log_event("init_from", path=str(cfg.model.init_from), **report.as_dict())
+        run.log_event("init_from", path=str(cfg.model.init_from), loaded=len(report.loaded),
+                      missing=report.missing, unexpected=report.unexpected,
+                      shape_mismatches=[key for key, _, _ in report.shape_mismatches])
+        if not report.ok:
+            view.message(f"init_from: loaded {len(report.loaded)} tensors; {report.describe()}")
     task = build_task(cfg.task, base_dir=cfg.base_dir)
     pin = cfg.data.pin_memory if cfg.data.pin_memory != "auto" else device.type == "cuda"
     train_loader = train_data if isinstance(train_data, DataLoader) else build_loader(
