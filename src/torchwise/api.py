@@ -39,7 +39,8 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
         cfg = load_run_config(Path(resume), list(overrides))
         return run_training(cfg, resume_dir=Path(resume), model=model, train_data=train_data,
                             val_data=val_data, progress="off" if quiet else None)
-    cfg = resolve_config(config, overrides)
+    # A copy: the run records its own choices (data source, a changed monitor, OOM splits) in it.
+    cfg = resolve_config(config, overrides).model_copy(deep=True)
     cfg.data.source = "python"  # recorded in config.yaml: the data came from the caller
     cfg.model.name = None
     return run_training(cfg, runs_dir=Path(runs_dir), name=name or cfg.name or "fit", model=model,

@@ -95,6 +95,12 @@ class OptimConfig(_Section):
     """SGD: Nesterov momentum."""
     betas: tuple[float, float] = (0.9, 0.999)
     """Adam/AdamW betas."""
+
+    @model_validator(mode="after")
+    def _nesterov_needs_momentum(self) -> OptimConfig:
+        if self.nesterov and (self.name != "sgd" or self.momentum == 0):
+            raise ValueError("optim.nesterov needs optim.name=sgd with optim.momentum > 0")
+        return self
     lr_multipliers: dict[str, float] = Field(default_factory=dict)
     """Module-name glob -> LR multiplier, e.g. `{"layers.0*": 0.1}` for a smaller LR in early layers."""
 

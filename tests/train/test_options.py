@@ -27,6 +27,16 @@ def test_eval_every_validates_mid_epoch(tmp_path):
     assert val_steps == [4, 8, 10]  # every 4 steps, and the epoch's end
 
 
+def test_eval_every_on_an_epoch_end_evaluates_once_and_counts_once(tmp_path):
+    cfg = quiet_config(train={"epochs": 3, "batch_size": 10, "eval_every": 5, "monitor": "val_loss"},
+                       optim={"lr": 1e-9}, early_stop={"enabled": True, "patience": 3, "min_delta": 1.0})
+    result = torchwise.fit(mlp(), tiny_classification(), tiny_classification(n=20, seed=1), config=cfg,
+                           runs_dir=tmp_path)
+    val_steps = [r["step"] for r in read_jsonl(result.run_dir / "metrics.jsonl") if r["split"] == "val"]
+    assert val_steps == [5, 10, 15, 20]  # step 10 is an epoch's end and an eval_every step: once
+    assert result.status == "early_stopped" and result.summary["steps"] == 20
+
+
 def test_every_n_steps_and_keep_last_n(tmp_path):
     cfg = quiet_config(train={"epochs": 1, "batch_size": 10}, checkpoint={"enabled": True, "every_n_steps": 3,
                                                                           "keep_last_n": 2})

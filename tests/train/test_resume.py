@@ -71,9 +71,27 @@ def assert_same_run(tmp_path, workers: int, stop_step: int) -> None:
         assert torch.equal(weights[key], ref_weights[key]), key
 
 
-@pytest.mark.parametrize("stop_step", [1, 4, 7, 10, 20])  # 7 = an epoch's end; 4, 10, 20 mid-epoch
+@pytest.mark.parametrize("stop_step", [1, 4, 7, 10, 20, 21])  # 7: an epoch's end; 21: the run's last step
 def test_resume_is_exact(tmp_path, stop_step):
     assert_same_run(tmp_path, workers=0, stop_step=stop_step)
+
+
+def test_resume_keeps_the_open_log_window_and_the_epoch_loss(tmp_path):
+    """Without validation data the epoch's train loss is the monitored metric: it must survive."""
+    cfg = quiet_config(train={"epochs": 2, "batch_size": 8, "accumulate": 2}, log={"every_n_steps": 3},
+                       checkpoint={"enabled": True})
+
+    def records(run_dir) -> list[tuple]:
+        rows = read_jsonl(run_dir / "metrics.jsonl")
+        return [(r["split"], r["step"], r["loss"]) for r in rows if r["split"] in ("train", "train_epoch")]
+
+    reference = torchwise.fit(Net(), tiny_classification(), config=cfg, runs_dir=tmp_path / "ref")
+    first = torchwise.fit(Net(interrupt_after_forward=9), tiny_classification(), config=cfg,
+                          runs_dir=tmp_path / "stopped")
+    assert first.summary["steps"] == 5  # mid log window (3..6) and mid epoch
+    resumed = torchwise.fit(Net(), tiny_classification(), resume=first.run_dir)
+    assert records(resumed.run_dir) == records(reference.run_dir)
+    assert resumed.best == reference.best
 
 
 @pytest.mark.slow
@@ -109,3 +127,16 @@ def test_resume_of_another_model_is_refused_before_loading(tmp_path):
     other = nn.Sequential(nn.Linear(6, 3))
     with pytest.raises(CheckpointError, match="belongs to another model"):
         torchwise.fit(other, tiny_classification(), resume=first.run_dir)
+
+
+def test_resume_where_auto_precision_resolves_differently_is_refused(tmp_path, monkeypatch):
+    first = torchwise.fit(Net(interrupt_after_forward=3), tiny_classification(), config=config(0),
+                          runs_dir=tmp_path)
+    from torchwise.train.precision import Precision
+
+    # As if resumed on a GPU where `auto` means bf16: the optimizer state would continue another run.
+    monkeypatch.setattr(Precision, "resolve", classmethod(lambda cls, requested, device: cls("bf16", "cpu")))
+    with pytest.raises(ResumeError) as err:
+        torchwise.fit(Net(), tiny_classification(), resume=first.run_dir)
+    assert err.value.message == ("the run trained on cpu in fp32; this machine resolves to cpu in bf16, "
+                                 "which would not continue the same run")

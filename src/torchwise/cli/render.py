@@ -14,7 +14,7 @@ def run_or_explain(action: Callable[[], Any]) -> Any:
         return action()
     except TorchwiseError:
         raise
-    except (RuntimeError, ValueError, TypeError, IndexError) as err:
+    except Exception as err:
         raise RunFailed(f"training crashed: {type(err).__name__}: {err}",
                         hint=explain_hint(err)) from err
 

@@ -68,7 +68,8 @@ def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0) -> None:
     sampler = loader.sampler
     if isinstance(sampler, EpochSampler):
         sampler.set_epoch(epoch, start=start)
-        # The workers' base seed is drawn from this generator when iteration starts.
+        # Workers take their base seed from this generator when they start: every epoch without
+        # persistent workers, once (at the run's or the resume's first epoch) with them.
         if loader.generator is not None:
             loader.generator.manual_seed(epoch_seed(sampler.seed + 1, epoch))
     elif hasattr(sampler, "set_epoch"):  # DistributedSampler and friends

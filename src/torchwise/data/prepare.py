@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
-from torch.utils.data import Dataset, TensorDataset
+from torch.utils.data import Dataset, TensorDataset, default_collate
 
 from torchwise.config import RunConfig
 from torchwise.data.sources import load_source
@@ -23,8 +25,14 @@ class PreparedData:
     standardizer: Standardizer | None = None
 
 
-def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset | None = None) -> PreparedData:
-    """Load (or take) the datasets, split, standardise on the training split, check the labels."""
+def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset | None = None,
+                 collate_fn: Callable[[list[Any]], Any] = default_collate,
+                 builtin_model: bool = True) -> PreparedData:
+    """Load (or take) the datasets, split, standardise on the training split, check the labels.
+
+    ``collate_fn`` is the loader's (a user's DataLoader may turn dict samples into (x, y));
+    ``builtin_model`` says that torchwise builds the model, so target shapes may be adapted to it.
+    """
     if train is None:
         full = load_source(cfg.data, cfg=cfg)
         if cfg.data.val is not None:
@@ -40,33 +48,56 @@ def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset |
         standardizer = Standardizer.fit(train)
         train = standardizer.apply(train)
         val = standardizer.apply(val) if val is not None else None
-    x, y = first_sample(train)
+    if cfg.task.type == "classification":
+        # Integer-valued float labels (a CSV or npz written as floats) are class indices.
+        train, val = (_long_labels(d) if d is not None else None for d in (train, val))
+    elif builtin_model:
+        # Built-in models output [batch, features]; a [N] target means one feature per sample.
+        train, val = (_column_targets(d) if d is not None else None for d in (train, val))
+    x, y = first_batch(train, collate_fn)
     num_classes = None
     if cfg.task.type == "classification":
         num_classes = check_labels(train, val, configured=cfg.task.num_classes)
         out_features = num_classes
     else:
-        out_features = max(1, y.numel())
-    return PreparedData(train=train, val=val, sample_shape=tuple(x.shape), out_features=out_features,
+        out_features = max(1, y[0].numel())
+    return PreparedData(train=train, val=val, sample_shape=tuple(x.shape[1:]), out_features=out_features,
                         num_classes=num_classes, standardizer=standardizer)
 
 
-def first_sample(dataset: Dataset) -> tuple[torch.Tensor, torch.Tensor]:
-    sample = dataset[0]
-    if not isinstance(sample, (tuple, list)) or len(sample) != 2:
-        raise DataError(f"a sample must be (input, target); the dataset returned {type(sample).__name__}",
-                        hint="make __getitem__ return (x, y)")
-    return torch.as_tensor(sample[0]), torch.as_tensor(sample[1])
+def first_batch(dataset: Dataset, collate_fn: Callable[[list[Any]], Any] = default_collate
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first (up to) two samples, collated as the loader will: must be (inputs, targets)."""
+    samples = [dataset[i] for i in range(min(2, len(dataset)))]  # type: ignore[arg-type]
+    batch = collate_fn(samples)
+    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+        kind = type(samples[0]).__name__
+        raise DataError(f"a sample must be (input, target); the dataset returned {kind}",
+                        hint="make __getitem__ return (x, y), or give the DataLoader a collate_fn that does")
+    return torch.as_tensor(batch[0]), torch.as_tensor(batch[1])
 
 
-def check_labels(train: Dataset, val: Dataset | None, *, configured: int | None) -> int:
-    """Classification labels must be integers in [0, num_classes); returns num_classes."""
+def _long_labels(dataset: Dataset) -> Dataset:
+    if isinstance(dataset, TensorDataset) and dataset.tensors[1].is_floating_point():
+        x, y = dataset.tensors
+        if torch.equal(y, y.round()):
+            return TensorDataset(x, y.long())
+    return dataset
+
+
+def _column_targets(dataset: Dataset) -> Dataset:
+    if isinstance(dataset, TensorDataset) and dataset.tensors[1].dim() == 1:
+        x, y = dataset.tensors
+        return TensorDataset(x, y.float().unsqueeze(1))
+    return dataset
+
+
+def check_labels(train: Dataset, val: Dataset | None, *, configured: int | None) -> int | None:
+    """Tensor labels must be integers in [0, num_classes); returns num_classes (None when the
+    labels cannot be read without loading the whole dataset and none is configured)."""
     labels = [_labels(d) for d in (train, val) if d is not None]
     if any(label is None for label in labels):
-        if configured is None:
-            raise DataError("cannot infer the number of classes from this dataset",
-                            hint="set task.num_classes")
-        return configured
+        return configured  # a user Dataset: the preflight batch and the loss check the labels
     everything = torch.cat([label.flatten() for label in labels])
     if everything.is_floating_point():
         if not torch.equal(everything, everything.round()):

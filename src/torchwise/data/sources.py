@@ -41,6 +41,9 @@ def load_source(source: SourceConfig, *, cfg: RunConfig) -> Dataset:
             raise DataError(f"{source.target} returned {type(dataset).__name__}, not a Dataset",
                             hint="return a torch.utils.data.Dataset (with __len__ and __getitem__)")
         return dataset
+    if kind == "python":
+        raise ConfigError("this run was started by torchwise.fit() with data passed from Python",
+                          hint="resume it from Python: torchwise.fit(model, train_data, resume=RUN_DIR)")
     if kind in FILE_SOURCES:
         if source.path is None:
             raise ConfigError(f"data source {kind!r} needs data.path",

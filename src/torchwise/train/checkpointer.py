@@ -54,6 +54,7 @@ class Checkpointer:
             model_state=ctx.model.state_dict(),
             training_state=training_state(ctx, state),
             meta={"kind": kind, "step": state.step, "epoch": state.epoch, **self.identity,
+                  "device": ctx.device.type, "precision": ctx.precision.name,
                   "best": {"metric": ctx.cfg.train.monitor,
                            "value": tracker.best if math.isfinite(tracker.best) else None,
                            "epoch": tracker.best_epoch, "step": tracker.best_step}},
@@ -62,6 +63,9 @@ class Checkpointer:
 
 def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
     """Everything besides the weights that exact resume needs."""
+    from torchwise.train.loop import fold_losses
+
+    fold_losses(ctx, state)  # the open log window and epoch loss travel with the checkpoint
     return {
         "loop": asdict(state),
         "optimizer": ctx.optimizer.state_dict(),

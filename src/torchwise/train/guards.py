@@ -8,13 +8,11 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import torch
-from torch.utils.data import DataLoader
 
-from torchwise.data.loaders import EpochSampler
 from torchwise.errors import RunFailed
 
 if TYPE_CHECKING:
-    from torchwise.train.loop import Batch, LoopContext
+    from torchwise.train.loop import Batch, LoopContext, LoopState
 
 
 def monitor_mode(metric: str, mode: str) -> str:
@@ -63,32 +61,39 @@ class EarlyStopping:
             setattr(self, key, value)
 
 
-def shrink_after_oom(ctx: LoopContext, window: list[Batch], *, step: int) -> list[Batch]:
-    """Out of memory: free what we can, halve the micro-batch and double accumulation so the
-    effective batch stays the same, and return the same window split into smaller pieces."""
-    micro = max(len(y) for _, y in window)
+def shrink_after_oom(ctx: LoopContext, state: LoopState, window: list[Batch]) -> None:
+    """Out of memory: free what we can and run each micro-batch in twice as many pieces.
+
+    The loader, the window and the weighting stay as they were, so the effective batch and
+    the samples of every step are unchanged; only the size of one forward/backward halves.
+    """
+    batch_size = max(len(y) for _, y in window)
+    old_piece = math.ceil(batch_size / state.micro_splits)
     # Gradients of a half-done backward hold memory and would be added to the retry's.
     ctx.optimizer.zero_grad(set_to_none=True)
+    if ctx.scaler.is_enabled():
+        # An OOM after unscale_ leaves the scaler expecting update(); the retry starts over.
+        ctx.scaler._per_optimizer_states.clear()
     gc.collect()
     if ctx.device.type == "cuda":
         torch.cuda.empty_cache()
-    if micro <= 1:
-        raise RunFailed(f"out of memory at step {step} even with a micro-batch of 1 sample",
+    if old_piece <= 1:
+        raise RunFailed(f"out of memory at step {state.step} even with a micro-batch of 1 sample",
                         hint="use a smaller model, train.precision=bf16, or a device with more memory")
-    if not isinstance(ctx.train_loader.sampler, EpochSampler):
-        raise RunFailed(f"out of memory at step {step} with a DataLoader built outside torchwise",
-                        hint="pass the Dataset to fit() so the micro-batch can be shrunk, or lower its batch_size")
-    smaller = (micro + 1) // 2
-    train_cfg = ctx.cfg.train
-    old = (train_cfg.batch_size, train_cfg.accumulate)
-    train_cfg.batch_size, train_cfg.accumulate = smaller, train_cfg.accumulate * 2
-    loader = ctx.train_loader
-    ctx.train_loader = DataLoader(
-        loader.dataset, batch_size=smaller, sampler=loader.sampler, num_workers=loader.num_workers,
-        pin_memory=loader.pin_memory, persistent_workers=loader.persistent_workers,
-        worker_init_fn=loader.worker_init_fn, generator=loader.generator)
-    ctx.run.log_event("oom_retry", step=step, micro_batch=[old[0], smaller], accumulate=[old[1], train_cfg.accumulate],
-                      effective_batch=smaller * train_cfg.accumulate)
-    ctx.progress.message(f"out of memory at step {step}: micro-batch {old[0]} -> {smaller}, "
-                         f"accumulate {old[1]} -> {train_cfg.accumulate} (same effective batch); retrying")
-    return [(x[i:i + smaller], y[i:i + smaller]) for x, y in window for i in range(0, len(y), smaller)]
+    old_splits = state.micro_splits
+    state.micro_splits *= 2
+    new_piece = math.ceil(batch_size / state.micro_splits)
+    accumulate = ctx.cfg.train.accumulate
+    ctx.run.log_event("oom_retry", step=state.step, micro_batch=[old_piece, new_piece],
+                      accumulate=[accumulate * old_splits, accumulate * state.micro_splits],
+                      effective_batch=batch_size * accumulate)
+    ctx.progress.message(f"out of memory at step {state.step}: micro-batch {old_piece} -> {new_piece}, "
+                         f"accumulate {accumulate * old_splits} -> {accumulate * state.micro_splits} "
+                         "(same effective batch); retrying")
+
+
+def split_pieces(window: list[Batch], *, batch_size: int, splits: int) -> list[Batch]:
+    """The window's micro-batches cut into pieces of ``ceil(batch_size / splits)`` samples
+    (a short last batch gives fewer pieces, as a loader of that batch size would)."""
+    size = math.ceil(batch_size / splits)
+    return [(x[i:i + size], y[i:i + size]) for x, y in window for i in range(0, len(y), size)]

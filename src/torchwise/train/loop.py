@@ -30,11 +30,11 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from torchwise.config import RunConfig
-from torchwise.data.loaders import start_epoch
+from torchwise.data.loaders import EpochSampler, start_epoch
 from torchwise.errors import RunFailed
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView
-from torchwise.train.guards import EarlyStopping, shrink_after_oom
+from torchwise.train.guards import EarlyStopping, shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr
 from torchwise.train.precision import Precision
 from torchwise.train.schedules import lr_factor
@@ -52,6 +52,13 @@ class LoopState:
     samples_in_epoch: int = 0
     samples_total: int = 0
     nonfinite_skips: int = 0
+    micro_splits: int = 1  # each loaded micro-batch runs in this many pieces (raised on OOM)
+    last_eval_step: int = -1
+    # Step losses already read from the device: the open log window and the epoch so far.
+    log_loss_sum: float = 0.0
+    log_loss_count: int = 0
+    epoch_loss_sum: float = 0.0
+    epoch_loss_count: int = 0
     status: str = "running"
     reason: str | None = None
 
@@ -77,41 +84,54 @@ class LoopContext:
     stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
     last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
     params: list[torch.Tensor] = field(default_factory=list)  # what clipping and the norm cover
+    # Step losses still on the device: appending costs no kernel; `fold_losses` reads them.
+    pending_losses: list[torch.Tensor] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.params = [p for group in self.optimizer.param_groups for p in group["params"]]
 
 
-def steps_per_epoch(loader: DataLoader, accumulate: int) -> int:
-    return math.ceil(len(loader) / accumulate)
+def batches_per_epoch(loader: DataLoader) -> int:
+    """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume)."""
+    sampler = loader.sampler
+    if isinstance(sampler, EpochSampler) and loader.batch_size:
+        return math.ceil(sampler.size / loader.batch_size)
+    return len(loader)
 
 
 def planned_steps(cfg: RunConfig, loader: DataLoader) -> int:
     """Total optimizer steps of the run: what the schedule spans."""
-    per_epoch = math.ceil(len(loader.dataset) / loader.batch_size / cfg.train.accumulate) \
-        if loader.batch_size else steps_per_epoch(loader, cfg.train.accumulate)
+    per_epoch = math.ceil(batches_per_epoch(loader) / cfg.train.accumulate)
     by_epochs = per_epoch * cfg.train.epochs if cfg.train.epochs else None
     return min(s for s in (by_epochs, cfg.train.max_steps) if s is not None)
+
+
+def fold_losses(ctx: LoopContext, state: LoopState) -> None:
+    """Read the step losses still on the device into the state's sums: one host sync."""
+    if ctx.pending_losses:
+        total, count = torch.stack(ctx.pending_losses).sum().item(), len(ctx.pending_losses)
+        state.log_loss_sum += total
+        state.log_loss_count += count
+        state.epoch_loss_sum += total
+        state.epoch_loss_count += count
+        ctx.pending_losses.clear()
 
 
 def train(ctx: LoopContext, state: LoopState) -> LoopState:
     """Run epochs until max epochs/steps, early stop, an interrupt or a failure."""
     cfg = ctx.cfg
     total_steps = planned_steps(cfg, ctx.train_loader)
+    steps_in_epoch = math.ceil(batches_per_epoch(ctx.train_loader) / cfg.train.accumulate)
     log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
-    # Step losses stay on the device in these lists (appending costs no kernel); they are
-    # summed and read once per log interval and once per epoch.
-    pending: list[torch.Tensor] = []
     running_samples, clock = 0, time.perf_counter()
     while not finished(cfg, state, total_steps):
         epoch = state.epoch
         start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
         ctx.model.train()
         batches = iter(ctx.train_loader)
-        ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs,
-                                 total_steps=steps_per_epoch(ctx.train_loader, cfg.train.accumulate))
-        epoch_steps, epoch_losses, exhausted = 0, [], False
-        while state.step < total_steps:
+        ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs, total_steps=steps_in_epoch)
+        exhausted = False
+        while state.step < total_steps and not ctx.stop_requested:
             window = next_window(batches, cfg.train.accumulate, ctx.device)  # 1. fetch
             if not window:
                 exhausted = True
@@ -119,53 +139,47 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             lr = set_lr(ctx.optimizer, peak_lr=cfg.optim.lr,
                         factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
             while True:
-                try:
-                    loss, grad_norm, window_samples = train_step(ctx, window)  # 2-8. forward .. step
+                try:  # 2-8. forward .. step
+                    loss, grad_norm, window_samples = train_step(ctx, window, step=state.step,
+                                                                 splits=state.micro_splits)
                     break
-                except NonFiniteStep as err:
-                    err.step = state.step
-                    raise
-                except torch.OutOfMemoryError:  # retry the same samples in smaller micro-batches
-                    window = shrink_after_oom(ctx, window, step=state.step)
-                    resume_at = state.samples_in_epoch + sum(len(y) for _, y in window)
-                    start_epoch(ctx.train_loader, epoch=epoch, start=resume_at)
-                    batches = iter(ctx.train_loader)
+                except torch.OutOfMemoryError:  # retry the same samples in smaller pieces
+                    shrink_after_oom(ctx, state, window)
             if loss is None:  # a non-finite step was skipped (train.on_nonfinite=skip)
-                state.nonfinite_skips += 1
-                ctx.run.log_event("nonfinite_skip", step=state.step, skips=state.nonfinite_skips)
-                if state.nonfinite_skips >= cfg.train.max_nonfinite_skips:
-                    raise RunFailed(f"{state.nonfinite_skips} steps had a non-finite loss or gradient",
-                                    hint="lower optim.lr, enable clipping, or check the data for NaN")
+                skipped_step(ctx, state)
             else:
-                pending.append(loss)
-                epoch_losses.append(loss)
+                ctx.pending_losses.append(loss)
             state.step += 1
-            epoch_steps += 1
             state.samples_in_epoch += window_samples
             state.samples_total += window_samples
             running_samples += window_samples
 
             if state.step % log_every == 0:  # 9. log: the one routine host sync
                 now = time.perf_counter()
-                mean_loss = torch.stack(pending).sum().item() / max(len(pending), 1) if pending else math.nan
+                fold_losses(ctx, state)
+                mean_loss = state.log_loss_sum / state.log_loss_count if state.log_loss_count else math.nan
                 speed = running_samples / max(now - clock, 1e-9)
                 ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
                                      "loss": mean_loss, "lr": lr, "grad_norm": float(grad_norm),
                                      "samples_per_second": round(speed, 1)})
-                ctx.progress.update(steps=epoch_steps, loss=mean_loss, lr=lr, samples_per_second=speed)
-                pending.clear()
+                ctx.progress.update(steps=state.step % steps_in_epoch or steps_in_epoch, loss=mean_loss,
+                                    lr=lr, samples_per_second=speed)
+                state.log_loss_sum, state.log_loss_count = 0.0, 0
                 running_samples, clock = 0, now
             if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
                 if validate_and_checkpoint(ctx, state, epoch=epoch):
                     return state
             if ctx.checkpoints and every_n and state.step % every_n == 0:  # 11. checkpoint
                 ctx.checkpoints.save_last(ctx, state)
-            if ctx.stop_requested:
-                return interrupted(ctx, state)
-        if exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset):
-            state.epoch += 1  # the epoch is complete: a checkpoint from here starts the next one
+        epoch_done = exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset)
+        if ctx.stop_requested and not epoch_done:  # stopped mid-epoch: no epoch-end work
+            return interrupted(ctx, state)
+        if epoch_done:
+            state.epoch += 1  # a checkpoint from here starts the next epoch
             state.samples_in_epoch = 0
-        train_loss = torch.stack(epoch_losses).sum().item() / len(epoch_losses) if epoch_losses else math.nan
+        fold_losses(ctx, state)
+        train_loss = state.epoch_loss_sum / state.epoch_loss_count if state.epoch_loss_count else math.nan
+        state.epoch_loss_sum, state.epoch_loss_count = 0.0, 0
         ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train_epoch", "loss": train_loss})
         if validate_and_checkpoint(ctx, state, epoch=epoch, train_loss=train_loss):  # 10-12.
             return state
@@ -173,6 +187,14 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             return interrupted(ctx, state)
     state.status = "completed"
     return state
+
+
+def skipped_step(ctx: LoopContext, state: LoopState) -> None:
+    state.nonfinite_skips += 1
+    ctx.run.log_event("nonfinite_skip", step=state.step, skips=state.nonfinite_skips)
+    if state.nonfinite_skips >= ctx.cfg.train.max_nonfinite_skips:
+        raise RunFailed(f"{state.nonfinite_skips} steps had a non-finite loss or gradient",
+                        hint="lower optim.lr, enable clipping, or check the data for NaN")
 
 
 def finished(cfg: RunConfig, state: LoopState, total_steps: int) -> bool:
@@ -199,19 +221,24 @@ def to_device(batch: Any, device: torch.device) -> Batch:
     return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
 
 
-def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | None, torch.Tensor, int]:
+def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
+               splits: int = 1) -> tuple[torch.Tensor | None, torch.Tensor, int]:
     """One optimizer step over a window of micro-batches; returns (loss, grad norm, samples).
 
-    The loss is None when the step was skipped because it was not finite (train.on_nonfinite=skip).
+    Each micro-batch runs in ``splits`` pieces (more than 1 after an out-of-memory retry). The
+    loss is None when the step was skipped as not finite (train.on_nonfinite=skip).
     """
     cfg, model, optimizer, scaler = ctx.cfg, ctx.forward, ctx.optimizer, ctx.scaler
     window_samples = sum(len(y) for _, y in window)
+    largest = max(len(y) for _, y in window)
+    pieces = window if splits == 1 else split_pieces(
+        window, batch_size=ctx.train_loader.batch_size or largest, splits=splits)
     micro_losses = []
-    for x, y in window:
+    for x, y in pieces:
         with ctx.precision.autocast():  # 2. forward under autocast
             output = model(x)
             loss = ctx.task.loss(output, y)
-            if len(window) > 1:
+            if len(pieces) > 1:
                 # 3. weight by this micro-batch's share of the window's samples, so that
                 # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
                 loss = loss * (len(y) / window_samples)
@@ -230,7 +257,8 @@ def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | No
     if not math.isfinite(check.item()):
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
-            raise NonFiniteStep(window, loss=float(window_loss), grad_norm=float(grad_norm))
+            raise NonFiniteStep(window, step=step, loss=float(window_loss), grad_norm=float(grad_norm))
+        scaler.update()  # closes this step's unscale_, or the next step's unscale_ refuses to run
         return None, grad_norm, window_samples
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
@@ -241,12 +269,12 @@ def train_step(ctx: LoopContext, window: list[Batch]) -> tuple[torch.Tensor | No
 class NonFiniteStep(RunFailed):
     """The loss or gradient norm of a step was NaN or inf; carries the batch for diagnosis."""
 
-    def __init__(self, window: list[Batch], *, loss: float, grad_norm: float) -> None:
+    def __init__(self, window: list[Batch], *, step: int, loss: float, grad_norm: float) -> None:
         super().__init__(f"non-finite training step: loss={loss}, grad norm={grad_norm}",
                          hint="lower optim.lr, keep train.clip_grad_norm on, check inputs for NaN; "
                               "train.on_nonfinite=skip skips such steps")
         self.window = window
-        self.step = -1  # set by the loop, which knows the step
+        self.step = step
         self.loss = loss
         self.grad_norm = grad_norm
 
@@ -281,15 +309,20 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
     cfg = ctx.cfg
     epoch_end = train_loss is not None
     metrics: dict[str, float] = {"train_loss": train_loss} if epoch_end else {}
-    if ctx.val_loader is not None:
+    # eval_every can land on an epoch's last step: evaluate once, and count it once.
+    fresh = state.last_eval_step != state.step
+    if ctx.val_loader is not None and fresh:
         val_metrics = evaluate(ctx)
-        metrics.update(val_metrics)
+        state.last_eval_step = state.step
         ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "val",
                              **{k.removeprefix("val_"): v for k, v in val_metrics.items()}})
+    else:
+        val_metrics = {k: v for k, v in ctx.last_metrics.items() if k.startswith("val_")}
+    metrics.update(val_metrics)
     ctx.last_metrics = metrics
     monitored = metrics.get(cfg.train.monitor)
     is_best = False
-    if monitored is not None and math.isfinite(monitored):
+    if monitored is not None and math.isfinite(monitored) and (fresh or cfg.train.monitor == "train_loss"):
         is_best = ctx.early_stop.update(monitored, epoch=epoch, step=state.step)
     if epoch_end:
         ctx.progress.end_epoch({**metrics, "lr": ctx.optimizer.param_groups[0]["lr"]})

@@ -20,7 +20,7 @@ from torchwise.errors import ConfigError
 
 # Weights of these layers scale activations; decaying them toward 0 fights the normalisation.
 NORM_LAYERS = (nn.modules.batchnorm._NormBase, nn.LayerNorm, nn.GroupNorm, nn.LocalResponseNorm,
-               nn.RMSNorm, nn.Embedding)
+               nn.RMSNorm)
 
 
 def parameter_groups(model: nn.Module, cfg: OptimConfig) -> list[dict]:

@@ -43,8 +43,16 @@ def load_run_config(run_dir: Path, overrides: list[str] | tuple[str, ...] = ()) 
     return load_config(None, base=raw)
 
 
-def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, done_steps: int, done_epochs: int) -> None:
-    """The config must be the one the checkpoint was trained with, and the run must have room left."""
+def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, precision: str) -> None:
+    """The config must be the one the checkpoint was trained with, on the same kind of device and
+    precision (`auto` may resolve differently on another machine)."""
+    saved_setup = (checkpoint.meta.get("device", device), checkpoint.meta.get("precision", precision))
+    if saved_setup != (device, precision):
+        raise ResumeError(
+            f"the run trained on {saved_setup[0]} in {saved_setup[1]}; this machine resolves to {device} in "
+            f"{precision}, which would not continue the same run",
+            hint=f"resume where the run started, or set train.device={saved_setup[0]} "
+                 f"train.precision={saved_setup[1]} in a new run that starts from model.init_from")
     saved = checkpoint.meta.get("trajectory")
     if checkpoint.meta.get("config_hash") != cfg.config_hash():
         changed = sorted(_diff(saved or {}, cfg.trajectory()))
@@ -52,12 +60,6 @@ def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, done_steps: int, 
             f"the run's config changed since the checkpoint ({', '.join(changed[:6]) or 'unknown keys'})",
             hint="resume with the config the run was trained with (its config.yaml), "
                  "or start a new run with model.init_from pointing at the checkpoint")
-    if cfg.train.max_steps is not None and cfg.train.max_steps <= done_steps:
-        raise ResumeError(f"the run already did {done_steps} steps of train.max_steps={cfg.train.max_steps}",
-                          hint=f"extend it: torchwise resume RUN train.max_steps={done_steps * 2}")
-    if cfg.train.epochs is not None and cfg.train.epochs <= done_epochs and cfg.train.max_steps is None:
-        raise ResumeError(f"the run already finished {done_epochs} of train.epochs={cfg.train.epochs}",
-                          hint=f"extend it: torchwise resume RUN train.epochs={done_epochs + 10}")
 
 
 def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:

@@ -19,23 +19,24 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, default_collate
 
 from torchwise import __version__
 from torchwise.config import RunConfig
-from torchwise.data.loaders import build_loader
-from torchwise.data.prepare import PreparedData, prepare_data
-from torchwise.errors import ModelError, RunFailed, TorchwiseError
+from torchwise.data.loaders import EpochSampler, build_loader
+from torchwise.data.prepare import prepare_data
+from torchwise.errors import ConfigError, TorchwiseError
 from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.guards import EarlyStopping, monitor_mode
-from torchwise.train.loop import LoopContext, LoopState, NonFiniteStep, to_device, train
+from torchwise.train.loop import LoopContext, LoopState, NonFiniteStep, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer
 from torchwise.train.precision import Precision, pick_device
-from torchwise.train.tasks import build_task, check_output_shape, last_linear_name
+from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.tasks import build_task
 
 
 @dataclass
@@ -84,6 +85,10 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
     except TorchwiseError as err:
         raise record_failure(run, state, err) from None
+    except KeyboardInterrupt:  # a second Ctrl-C mid-step: no checkpoint, but say what happened
+        state.status, state.reason = "interrupted", "stopped by a second signal mid-step; last not updated"
+        run.log_event("interrupted", step=state.step, reason=state.reason)
+        raise
     except Exception as err:  # a crash in user code: record it, then let the caller explain it
         state.status, state.reason = "failed", f"{type(err).__name__}: {err}"
         run.log_event("failed", step=state.step, reason=state.reason)
@@ -108,8 +113,17 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     from torchwise.train.resume import check_resumable, code_changes, code_fingerprint, restore
 
     checkpoint = load_checkpoint(run.checkpoints / "last")
-    check_resumable(ctx.cfg, checkpoint, done_steps=checkpoint.meta["step"], done_epochs=checkpoint.meta["epoch"])
+    check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name)
     state = restore(ctx, checkpoint)
+    if finished(ctx.cfg, state, planned_steps(ctx.cfg, ctx.train_loader)):
+        ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
+                             f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
+    if state.samples_in_epoch and not isinstance(ctx.train_loader.sampler, EpochSampler):
+        # A DataLoader built outside torchwise cannot be started mid-epoch: replay the epoch.
+        ctx.progress.message("warning: this DataLoader cannot restart mid-epoch; epoch "
+                             f"{state.epoch + 1} starts over (pass the Dataset for an exact resume)")
+        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch)
+        state.samples_in_epoch = 0
     changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
     if changed:
         ctx.progress.message(f"warning: {', '.join(changed)} changed since the checkpoint; "
@@ -119,54 +133,23 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     return state
 
 
-def name_nonfinite(ctx: LoopContext | None, err: NonFiniteStep) -> TorchwiseError:
-    """Re-run the offending batch with forward hooks and name the first module whose output
-    is not finite; a finite forward means the backward overflowed."""
-    if ctx is None:
-        return err
-    module, step = first_nonfinite_module(ctx.model, err.window, precision=ctx.precision), err.step
-    where = f"module '{module}'" if module else "no module's forward output (the gradient overflowed)"
-    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm)
-    return RunFailed(f"non-finite loss or gradient at step {step}: first non-finite output in {where}",
-                     hint=err.hint)
-
-
-def first_nonfinite_module(model: nn.Module, window: list, *, precision: Precision) -> str | None:
-    found: list[str] = []
-    names = {module: name for name, module in model.named_modules()}
-
-    def check(module: nn.Module, _: Any, output: Any) -> None:
-        tensors = [output] if isinstance(output, torch.Tensor) else [
-            t for t in (output if isinstance(output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)]
-        if not found and any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
-            found.append(names.get(module) or type(module).__name__)
-
-    handles = [m.register_forward_hook(check) for m in model.modules()]
-    try:
-        with torch.no_grad(), precision.autocast():
-            for x, _ in window:
-                model(x)
-                if found:
-                    break
-    finally:
-        for handle in handles:
-            handle.remove()
-    return found[0] if found else None
-
-
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
                   train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None
                   ) -> LoopContext:
     """Everything the loop needs, built in order and checked before the first step."""
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
-    data = prepare_data(cfg, train=train_set, val=val_set)
+    collate_fn = train_data.collate_fn if isinstance(train_data, DataLoader) else default_collate
+    data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=model is None)
     if data.standardizer is not None:
         run.write_json("data_stats.json", {"mean": data.standardizer.mean.tolist(),
                                            "std": data.standardizer.std.tolist()})
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     if model is None:
+        if data.out_features is None:
+            raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
+                              hint="set task.num_classes")
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                             base_dir=cfg.base_dir)
     model = model.to(device)
@@ -188,7 +171,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
-    preflight(model, task, data, train_loader, device=device, precision=precision)
+    preflight(model, task, data, train_loader.dataset, collate_fn, device=device, precision=precision)
     forward = torch.compile(model) if cfg.train.compile else model
     optimizer = build_optimizer(model, cfg.optim)
     if val_loader is None and cfg.train.monitor.startswith("val_"):
@@ -205,61 +188,6 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
         checkpoints=Checkpointer(cfg, directory=run.checkpoints) if cfg.checkpoint.enabled else None,
     )
-
-
-def preflight(model: nn.Module, task: Any, data: PreparedData, loader: DataLoader, *,
-              device: torch.device, precision: Precision) -> None:
-    """Run two samples through the model (eval mode: no BN update, no dropout RNG) and check
-    the output against the targets, so shape and device mistakes fail before training starts."""
-    x, y = to_device(next(iter(DataLoader(loader.dataset, batch_size=2))), device)
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode(), precision.autocast(), innermost_module(model) as where:
-            output = model(x)
-    except RuntimeError as err:
-        raise ModelError(f"the model failed on its first batch in {where.name or 'the model'} "
-                         f"(input {list(x.shape)}): {err}".strip(),
-                         hint=_forward_hint(str(err))) from None
-    finally:
-        model.train(was_training)
-    check_output_shape(task, output, y, num_classes=data.num_classes, head_name=last_linear_name(model))
-
-
-def _forward_hint(message: str) -> str:
-    if "same device" in message or "expected device" in message:
-        return ("a tensor made inside forward() is on another device than the input: create it with "
-                "device=x.device (or register it as a buffer) so model.to(device) moves it")
-    if "mat1 and mat2" in message:
-        return "a Linear layer's in_features does not match its input: flatten with x.flatten(1) or fix in_features"
-    return "run `torchwise explain` on the message above for the likely cause"
-
-
-@dataclass
-class _Where:
-    name: str | None = None
-
-
-@contextlib.contextmanager
-def innermost_module(model: nn.Module) -> Iterator[_Where]:
-    """Track the innermost module being run, to name it when forward() raises."""
-    where, stack = _Where(), []
-    names = {module: name for name, module in model.named_modules()}
-
-    def enter(module: nn.Module, _: Any) -> None:
-        stack.append(names.get(module))
-        where.name = stack[-1]
-
-    def leave(module: nn.Module, _: Any, __: Any) -> None:
-        stack.pop()
-
-    handles = [m.register_forward_pre_hook(enter) for m in model.modules()]
-    handles += [m.register_forward_hook(leave) for m in model.modules()]
-    try:
-        yield where
-    finally:
-        for handle in handles:
-            handle.remove()
 
 
 def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -> dict[str, Any]:
