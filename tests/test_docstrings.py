@@ -1,0 +1,37 @@
+"""The short examples in the modules' docstrings run and stay true (lint and train's
+checkpoint modules have their own runners)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "torchwise",
+    "torchwise.api",
+    "torchwise.config",
+    "torchwise.errors",
+    "torchwise.targets",
+    "torchwise.reproducibility",
+    "torchwise.data.loaders",
+    "torchwise.runs.folder",
+    "torchwise.train.optim",
+    "torchwise.train.schedules",
+    "torchwise.env",
+    "torchwise.env.compat",
+    "torchwise.env.findings",
+    "torchwise.env.precision",
+    "torchwise.env.probe",
+    "torchwise.diagnose.errors",
+    "torchwise.diagnose.explanation",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"{name} has no example"
+    assert result.failed == 0
