@@ -133,8 +133,8 @@ def save_checkpoint(
                 "after the swap); check free disk space and permissions",
             ) from error
         raise
-    if previous is not None:
-        shutil.rmtree(previous, ignore_errors=True)
+    if previous is not None:  # only now: until the swap is durable, a power cut could restore
+        shutil.rmtree(previous, ignore_errors=True)  # a link to it
 
 
 def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:

@@ -96,9 +96,13 @@ def cleanup_stale(parent: Path) -> list[Path]:
     """Remove what crashed writers left in ``parent``; return what was removed.
 
     Only our hidden siblings (``.{name}.tmp-``, ``.ckpt-``, ``.link-`` + writer pid), only
-    those whose writer process is gone, and a ``ckpt`` folder only while its ``{name}`` link
-    resolves to another checkpoint (otherwise it may be the only copy, see `find_checkpoint`).
+    those whose writer process is gone, and never the ``ckpt`` folder that `find_checkpoint`
+    reads ``{name}`` from (without a link, that hidden folder is the checkpoint).
     Assumes one machine writes this folder, as in torchwise (rank 0 saves).
+
+    >>> import tempfile
+    >>> cleanup_stale(Path(tempfile.mkdtemp()))
+    []
     """
     parent = Path(parent)
     removed = []
@@ -106,16 +110,21 @@ def cleanup_stale(parent: Path) -> list[Path]:
         match = _ENTRY.match(entry.name)
         if match is None or _pid_alive(int(match["pid"])):
             continue
-        if match["kind"] == "ckpt":
-            current = parent / match["name"]
-            if not current.is_dir() or current.resolve() == entry.resolve():
-                continue
+        if match["kind"] == "ckpt" and _is_current(entry, parent / match["name"]):
+            continue
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink()
         else:
             shutil.rmtree(entry)
         removed.append(entry)
     return removed
+
+
+def _is_current(entry: Path, directory: Path) -> bool:
+    try:
+        return find_checkpoint(directory) == entry.resolve()
+    except CheckpointError:  # a file or a broken link at directory: keep everything
+        return True
 
 
 def swap_in(link: Path, directory: Path) -> Path | None:
