@@ -289,10 +289,12 @@ def _read_meta(path: Path) -> dict[str, Any]:
             hint="upgrade torchwise to the version that wrote it "
             f"({document.get('torchwise_version')!r})",
         )
-    if type(version) is not int or version != FORMAT_VERSION or "training_state" not in document:
+    if type(version) is not int or version != FORMAT_VERSION:
         raise CheckpointError(
             f"{path} has an unknown format version {version!r}", hint=_HINT_CORRUPT
         )
+    if "training_state" not in document:
+        raise CheckpointError(f"{path} has no training_state", hint=_HINT_CORRUPT)
     return document
 
 
@@ -304,7 +306,10 @@ def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
         )
     for file_name in TENSOR_FILES:
         expected, file_path = files[file_name], path / file_name
-        if type(expected) is not dict or set(expected) != {"sha256", "size"}:
+        if type(expected) is not dict or [type(expected.get(k)) for k in ("sha256", "size")] != [
+            str,
+            int,
+        ]:
             raise CheckpointError(
                 f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
             )

@@ -216,7 +216,7 @@ class _Unflattener:
             return tuple(self.decode(item, f"{path}[{i}]") for i, item in enumerate(value))
         if tag == "$dict" and type(value) is list:
             return self._decode_items(value, path)
-        if tag == "$float" and value in _NON_FINITE:
+        if tag == "$float" and type(value) is str and value in _NON_FINITE:
             return _NON_FINITE[value]
         if tag == "$tensor":
             return self._take(value, path)
