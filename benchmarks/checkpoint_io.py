@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from torchwise.train.checkpoint import load_checkpoint, save_checkpoint
+from torchwise.train.checkpoint_folder import fsync_path
 
 LAYERS, WIDTH_IN, WIDTH_OUT = 8, 3072, 4096  # 8 x 12.6M weights = 100.7M parameters
 
@@ -52,14 +53,6 @@ def make_adam(model: nn.Module, *, step: bool) -> torch.optim.Optimizer:
     return optimizer
 
 
-def fsync_file(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def variants(
     model: nn.Module, optimizer: torch.optim.Optimizer | None, folder: Path
 ) -> dict[str, Callable[[], None]]:
@@ -73,7 +66,7 @@ def variants(
 
     def torch_save_fsync() -> None:
         torch_save()
-        fsync_file(pickle_path)
+        fsync_path(pickle_path)
 
     def torchwise_save() -> None:
         save_checkpoint(

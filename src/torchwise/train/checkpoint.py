@@ -38,7 +38,7 @@ from torchwise.train.checkpoint_folder import (
     cleanup_stale,
     discard_leftovers,
     find_checkpoint,
-    fsync_dir,
+    fsync_path,
     publish,
     staging_paths,
 )
@@ -122,7 +122,7 @@ def save_checkpoint(
             digest, size = write_safetensors(tmp / file_name, tensors)
             files[file_name] = {"sha256": digest, "size": size}
         _write_meta(tmp / META_FILE, {**document, "files": files})
-        fsync_dir(tmp)
+        fsync_path(tmp)
         previous = publish(tmp, data, link, directory)
     except BaseException as error:
         discard_leftovers(directory, tmp, data, link)

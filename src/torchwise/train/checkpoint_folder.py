@@ -47,10 +47,10 @@ def publish(tmp: Path, data: Path, link: Path, directory: Path) -> Path | None:
     # From here the folder is complete and durable; its ckpt name says so to find_checkpoint.
     os.rename(tmp, data)
     # The rename must be durable before the link to its new name can be.
-    fsync_dir(directory.parent)
+    fsync_path(directory.parent)
     os.symlink(data.name, link)  # relative, so the run folder can be moved as a whole
     previous = swap_in(link, directory)
-    fsync_dir(directory.parent)  # makes the swap itself durable
+    fsync_path(directory.parent)  # makes the swap itself durable
     return previous
 
 
@@ -163,8 +163,9 @@ def discard_leftovers(directory: Path, tmp: Path, data: Path, link: Path) -> Non
         shutil.rmtree(data, ignore_errors=True)
 
 
-def fsync_dir(path: Path) -> None:
-    # A folder's entries (new files, renames) are durable only once the folder itself is synced.
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder by name: a folder's entries (new files, renames) are durable
+    only once the folder itself is synced."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
