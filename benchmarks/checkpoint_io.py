@@ -5,9 +5,10 @@ its Adam state ("training": weights + exp_avg + exp_avg_sq, ~1.2 GB). torchwise 
 safetensors + meta.json, hashes every byte, fsyncs every file and folder and swaps the folder
 in atomically; "torch.save" writes a pickle-zip and returns, "torch.save + fsync" also waits
 for the disk, which is the fair comparison for durability. Loads are timed into a fresh model
-(and optimizer): read, verify (torchwise), and ``load_state_dict``; the page cache is warm
-for all of them. After each timed operation an untimed ``os.sync()`` flushes what a save
-without fsync left dirty, so that its writeback does not slow down the next variant.
+(and optimizer): read, verify (torchwise), and ``load_state_dict``, each from the disk (the
+files are dropped from the page cache first, as for a resume in a new process). After each
+timed operation an untimed ``os.sync()`` flushes what a save without fsync left dirty, so that
+its writeback does not slow down the next variant.
 
 Variants run interleaved (order rotated each repeat) so machine noise hits them alike; the
 table shows medians and ratios to torch.save.
@@ -51,6 +52,17 @@ def make_adam(model: nn.Module, *, step: bool) -> torch.optim.Optimizer:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
     return optimizer
+
+
+def drop_page_cache(folder: Path) -> None:
+    """Loads read from the disk, as a resume in a new process does, not from the page cache."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
 
 
 def variants(
@@ -99,7 +111,9 @@ def variants(
     }
 
 
-def measure(operations: dict[str, Callable[[], None]], repeats: int) -> dict[str, list[float]]:
+def measure(
+    operations: dict[str, Callable[[], None]], repeats: int, folder: Path
+) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {name: [] for name in operations}
     saves = [name for name in operations if name.startswith("save")]
     loads = [name for name in operations if name.startswith("load")]
@@ -110,6 +124,8 @@ def measure(operations: dict[str, Callable[[], None]], repeats: int) -> dict[str
         for group in (saves, loads):
             shift = repeat % len(group)
             for name in group[shift:] + group[:shift]:
+                if name.startswith("load"):
+                    drop_page_cache(folder)
                 start = time.perf_counter()
                 operations[name]()
                 times[name].append(time.perf_counter() - start)
@@ -134,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     for state_name in ("weights", "training"):
         optimizer = make_adam(model, step=True) if state_name == "training" else None
         with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-            times = measure(variants(model, optimizer, Path(folder)), args.repeats)
+            times = measure(variants(model, optimizer, Path(folder)), args.repeats, Path(folder))
         megabytes = params * 4 * (3 if optimizer else 1) / 1e6
         results[state_name] = {
             "megabytes": round(megabytes),
