@@ -117,6 +117,8 @@ def sha256_file(path: Path) -> str:
     buffer = bytearray(_CHUNK_BYTES)
     view = memoryview(buffer)
     with open(path, "rb", buffering=0) as file:
+        if hasattr(os, "posix_fadvise"):  # a larger read-ahead: the disk reads while we hash
+            os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_SEQUENTIAL)
         while read := file.readinto(buffer):
             hasher.update(view[:read])
     return hasher.hexdigest()
