@@ -21,6 +21,7 @@ from torchwise.errors import CheckpointError
 from torchwise.train import checkpoint, checkpoint_folder
 from torchwise.train.checkpoint import (
     cleanup_stale,
+    delete_checkpoint,
     find_checkpoint,
     load_checkpoint,
     save_checkpoint,
@@ -204,3 +205,53 @@ def test_killing_a_writer_at_random_moments_never_breaks_the_checkpoint(tmp_path
         assert load_checkpoint(last).training_state["step"] >= 1
         cleanup_stale(tmp_path)
         assert len(hidden(tmp_path)) == 1
+
+
+def test_delete_removes_link_and_folder_and_survives_a_crash_part_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save(tmp_path / "step-1", 1)
+    delete_checkpoint(tmp_path / "step-1")
+    assert find_checkpoint(tmp_path / "step-1") is None and list(tmp_path.iterdir()) == []
+
+    save(tmp_path / "step-2", 2)
+    with monkeypatch.context() as patch:  # killed right after the folder was renamed away
+        patch.setattr(Path, "unlink", lambda self, missing_ok=False: (_ for _ in ()).throw(Crash()))
+        patch.setattr(checkpoint_folder.shutil, "rmtree", lambda *args, **kwargs: None)
+        with pytest.raises(Crash):
+            delete_checkpoint(tmp_path / "step-2")
+    with pytest.raises(CheckpointError, match="does not exist"):  # never a half-deleted load
+        load_checkpoint(tmp_path / "step-2")
+    delete_checkpoint(tmp_path / "step-2")  # the caller's next pass finishes it
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpoint_folder, "_pid_alive", lambda pid: False)
+        cleanup_stale(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_delete_also_removes_a_plain_folder_and_unlinked_leftovers(tmp_path: Path) -> None:
+    save(tmp_path / "elsewhere" / "last", 1)
+    shutil.copytree(find_checkpoint(tmp_path / "elsewhere" / "last"), tmp_path / "plain")
+    delete_checkpoint(tmp_path / "plain")
+    save(tmp_path / "last", 1)
+    (tmp_path / "last").unlink()  # as after a crash before the first swap
+    delete_checkpoint(tmp_path / "last")
+    assert find_checkpoint(tmp_path / "last") is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere"]
+
+
+def test_a_reader_racing_a_writer_reads_the_new_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    save(tmp_path / "last", 1)
+    real_hash = checkpoint.sha256_file
+    calls = []
+
+    def hash_while_a_writer_swaps(path: Path) -> str:
+        if not calls:
+            save(tmp_path / "last", 2)  # swaps in step 2 and deletes the folder being read
+        calls.append(path)
+        return real_hash(path)
+
+    monkeypatch.setattr(checkpoint, "sha256_file", hash_while_a_writer_swaps)
+    assert load_checkpoint(tmp_path / "last").training_state["step"] == 2

@@ -36,6 +36,7 @@ from torchwise.errors import CheckpointError
 from torchwise.train.checkpoint_folder import (
     META_FILE,
     cleanup_stale,
+    delete_checkpoint,
     discard_leftovers,
     find_checkpoint,
     fsync_path,
@@ -51,6 +52,7 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.safetensors"
 STATE_FILE = "state.safetensors"
 TENSOR_FILES = (MODEL_FILE, STATE_FILE)
+_FILE_FIELDS = ("sha256", "size")  # what meta.json records of each tensor file
 _RESERVED = frozenset(
     {
         "meta_sha256",
@@ -73,6 +75,7 @@ __all__ = [
     "Checkpoint",
     "check_compatible",
     "cleanup_stale",
+    "delete_checkpoint",
     "find_checkpoint",
     "load_checkpoint",
     "save_checkpoint",
@@ -153,25 +156,15 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
             f"there is no checkpoint at {directory}",
             hint="check the run folder, or start a new run",
         )
-    document = _read_meta(path / META_FILE)
-    _check_tensor_files(path, document)
-    model_state = _load_tensors(path / MODEL_FILE, map_location)
-    state_tensors = _load_tensors(path / STATE_FILE, "cpu")
     try:
-        for alias, target in _aliases(document, model_state).items():
-            model_state[alias] = model_state[target]
-        training_state = unflatten_state(state_tensors, document["training_state"])
-    except CheckpointError as error:
-        raise CheckpointError(
-            f"{path / META_FILE} does not match the tensor files: {error.message}",
-            hint=_HINT_CORRUPT,
-        ) from None
-    meta = {
-        key: value
-        for key, value in document.items()
-        if key not in ("training_state", "meta_sha256")
-    }
-    return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
+        return _load_folder(path, map_location)
+    except CheckpointError:
+        # A writer may have swapped in a new checkpoint and deleted this one while we read
+        # it (e.g. `torchwise export` during training): read the new one, once.
+        newer = find_checkpoint(directory)
+        if newer is None or newer == path:
+            raise
+        return _load_folder(newer, map_location)
 
 
 def verify_checkpoint(directory: Path) -> None:
@@ -194,6 +187,28 @@ def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
             hint="resume with the model config the run was started with, or use model.init_from "
             "with strict: false to start a new run from the weights that fit",
         )
+
+
+def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
+    document = _read_meta(path / META_FILE)
+    _check_tensor_files(path, document)
+    model_state = _load_tensors(path / MODEL_FILE, map_location)
+    state_tensors = _load_tensors(path / STATE_FILE, "cpu")
+    try:
+        for alias, target in _aliases(document, model_state).items():
+            model_state[alias] = model_state[target]
+        training_state = unflatten_state(state_tensors, document["training_state"])
+    except CheckpointError as error:
+        raise CheckpointError(
+            f"{path / META_FILE} does not match the tensor files: {error.message}",
+            hint=_HINT_CORRUPT,
+        ) from None
+    meta = {
+        key: value
+        for key, value in document.items()
+        if key not in ("training_state", "meta_sha256")
+    }
+    return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
 
 
 def _dedupe(
@@ -306,24 +321,27 @@ def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
         )
     for file_name in TENSOR_FILES:
         expected, file_path = files[file_name], path / file_name
-        if type(expected) is not dict or [type(expected.get(k)) for k in ("sha256", "size")] != [
+        if type(expected) is not dict or [type(expected.get(k)) for k in _FILE_FIELDS] != [
             str,
             int,
         ]:
             raise CheckpointError(
                 f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
             )
-        if not file_path.is_file():
-            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT)
-        size = file_path.stat().st_size
+        try:
+            size = file_path.stat().st_size
+            digest = sha256_file(file_path) if size == expected["size"] else None
+        except FileNotFoundError:
+            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT) from None
+        except OSError as error:
+            raise CheckpointError(f"cannot read {file_path}: {error}", hint=_HINT_CORRUPT) from None
         if size != expected["size"]:
             raise CheckpointError(
-                f"{file_path} has {size} bytes where {expected['size']!r} were written: "
-                "it was cut off "
-                "or overwritten",
+                f"{file_path} has {size} bytes where {expected['size']} were written: it was cut "
+                "off or overwritten",
                 hint=_HINT_CORRUPT,
             )
-        if sha256_file(file_path) != expected["sha256"]:
+        if digest != expected["sha256"]:
             raise CheckpointError(
                 f"{file_path} fails its sha256 checksum: its bytes changed since it was written",
                 hint=_HINT_CORRUPT,

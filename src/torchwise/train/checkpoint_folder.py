@@ -120,6 +120,40 @@ def cleanup_stale(parent: Path) -> list[Path]:
     return removed
 
 
+def delete_checkpoint(directory: Path) -> None:
+    """Remove the checkpoint at ``directory`` (e.g. an old numbered one).
+
+    Its folder is first renamed to a ``tmp`` name, so that a crash part-way leaves no
+    half-deleted checkpoint that looks complete: only a link to nothing (which this function
+    removes when called again) and a tmp folder that `cleanup_stale` removes.
+
+    >>> import tempfile
+    >>> delete_checkpoint(Path(tempfile.mkdtemp()) / "step-000000010")  # nothing there: no-op
+    """
+    directory = Path(directory)
+    tmp = staging_paths(directory)[0]
+    if directory.is_symlink():
+        target = directory.parent / os.readlink(directory)
+        match = _ENTRY.match(target.name)
+        if (
+            match
+            and match["kind"] == "ckpt"
+            and target.parent == directory.parent
+            and target.is_dir()
+        ):
+            os.rename(target, tmp)
+        directory.unlink()
+    elif directory.is_dir():  # a plain folder, e.g. in a copied run
+        os.rename(directory, tmp)
+    # Complete folders a crashed save left without a link would otherwise bring it back.
+    for entry in directory.parent.iterdir() if directory.parent.is_dir() else ():
+        match = _ENTRY.match(entry.name)
+        if match and match["name"] == directory.name and match["kind"] == "ckpt":
+            if not _pid_alive(int(match["pid"])) or int(match["pid"]) == os.getpid():
+                shutil.rmtree(entry, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _is_current(entry: Path, directory: Path) -> bool:
     try:
         return find_checkpoint(directory) == entry.resolve()
