@@ -172,6 +172,12 @@ def verify_checkpoint(directory: Path) -> None:
 
     Tensor files are memory-mapped, not copied, so this costs one read of each file for its
     checksum.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state={}, training_state={}, meta={})
+    >>> verify_checkpoint(last)
     """
     load_checkpoint(directory)
 
@@ -179,6 +185,17 @@ def verify_checkpoint(directory: Path) -> None:
 def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
     """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
     (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state=torch.nn.Linear(2, 1).state_dict(), training_state={},
+    ...                 meta={})
+    >>> check_compatible(load_checkpoint(last), torch.nn.Linear(3, 1))
+    Traceback (most recent call last):
+    ...
+    torchwise.errors.CheckpointError: ... weight: file [1, 2] vs model [1, 3]
+    hint: ...
     """
     report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
     if not report.ok:
