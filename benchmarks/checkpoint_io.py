@@ -34,6 +34,7 @@ from torch import nn
 
 from torchwise.train.checkpoint import load_checkpoint, save_checkpoint
 from torchwise.train.checkpoint_folder import fsync_path
+from torchwise.train.tensor_file import drop_from_page_cache
 
 LAYERS, WIDTH_IN, WIDTH_OUT = 8, 3072, 4096  # 8 x 12.6M weights = 100.7M parameters
 
@@ -58,11 +59,7 @@ def drop_page_cache(folder: Path) -> None:
     """Loads read from the disk, as a resume in a new process does, not from the page cache."""
     for path in folder.rglob("*"):
         if path.is_file():
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
+            drop_from_page_cache(path)
 
 
 def variants(

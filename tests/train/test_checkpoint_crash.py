@@ -141,6 +141,14 @@ def test_a_plain_folder_that_is_not_a_checkpoint_is_left_alone(tmp_path: Path) -
     assert hidden(tmp_path) == []
 
 
+def test_a_file_where_the_checkpoint_goes_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "last").write_text("mine")
+    with pytest.raises(CheckpointError, match="is a file"):
+        save(tmp_path / "last", 1)
+    assert (tmp_path / "last").read_text() == "mine"
+    assert hidden(tmp_path) == []
+
+
 def dead_pid() -> int:
     process = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],

@@ -44,7 +44,7 @@ from torchwise.train.checkpoint_folder import (
     staging_paths,
 )
 from torchwise.train.state_codec import flatten_state, unflatten_state, view_key
-from torchwise.train.tensor_file import sha256_file, write_safetensors
+from torchwise.train.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
 from torchwise.train.weights import compare_state_dicts
 
 FORMAT = "torchwise-checkpoint"
@@ -117,6 +117,7 @@ def save_checkpoint(
     model_tensors, aliases = _dedupe(model_state)
     document = _meta_document(meta, aliases=aliases, skeleton=skeleton)
     directory.parent.mkdir(parents=True, exist_ok=True)
+    _drop_replaced_from_page_cache(directory)
     tmp, data, link = staging_paths(directory)
     try:
         tmp.mkdir()
@@ -226,6 +227,20 @@ def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
         if key not in ("training_state", "meta_sha256")
     }
     return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
+
+
+def _drop_replaced_from_page_cache(directory: Path) -> None:
+    """The checkpoint this save replaces is deleted at its end. Dropping its cached pages first
+    lets this save's writes reuse that memory at once, as torch.save's truncate-and-rewrite
+    does; fresh memory is slow where a VM hands free memory back to its host (a 400 MB save
+    took 0.6-1.2 s instead of 0.4 s on a Firecracker VM with free page reporting)."""
+    try:
+        current = find_checkpoint(directory)
+    except CheckpointError:
+        return
+    for file_name in (*TENSOR_FILES, META_FILE) if current is not None else ():
+        if (current / file_name).is_file():
+            drop_from_page_cache(current / file_name)
 
 
 def _dedupe(

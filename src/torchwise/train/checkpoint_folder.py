@@ -180,6 +180,10 @@ def swap_in(link: Path, directory: Path) -> Path | None:
             )
         previous = directory.parent / f".{directory.name}.ckpt-{os.getpid()}-{secrets.token_hex(4)}"
         os.rename(directory, previous)
+    elif directory.exists():  # os.replace would overwrite the user's file with our link
+        raise CheckpointError(
+            f"{directory} is a file, not a checkpoint folder", hint="move it aside"
+        )
     os.replace(link, directory)
     return previous
 

@@ -107,7 +107,6 @@ def write_safetensors(path: Path, tensors: Mapping[str, torch.Tensor]) -> tuple[
         for future in pending:
             future.result()
         os.fsync(file.fileno())
-        _drop_from_page_cache(file)
     return hasher.hexdigest(), len(prefix) + offset
 
 
@@ -122,6 +121,17 @@ def sha256_file(path: Path) -> str:
         while read := file.readinto(buffer):
             hasher.update(view[:read])
     return hasher.hexdigest()
+
+
+def drop_from_page_cache(path: Path) -> None:
+    """Drop a file's clean pages from the page cache (where the OS supports it)."""
+    if not hasattr(os, "posix_fadvise"):
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def _chunks(prefix: bytes, tensors: Iterator[torch.Tensor]) -> Iterator[memoryview]:
@@ -141,14 +151,6 @@ def _preallocate(file: io.FileIO, size: int) -> None:
             os.posix_fallocate(file.fileno(), 0, size)
         except OSError:
             pass
-
-
-def _drop_from_page_cache(file: io.FileIO) -> None:
-    # A checkpoint is read back rarely (on resume, usually by a new process); its pages, clean
-    # after the fsync, would only push the training data out of the page cache. Dropping them
-    # also lets the next save reuse this memory instead of claiming more.
-    if hasattr(os, "posix_fadvise"):
-        os.posix_fadvise(file.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 def _write_all(file: io.FileIO, data: memoryview) -> None:
