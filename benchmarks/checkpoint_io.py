@@ -10,8 +10,9 @@ files are dropped from the page cache first, as for a resume in a new process). 
 timed operation an untimed ``os.sync()`` flushes what a save without fsync left dirty, so that
 its writeback does not slow down the next variant.
 
-Variants run interleaved (order rotated each repeat) so machine noise hits them alike; the
-table shows medians and ratios to torch.save.
+All saves run first, then all loads; within each group the variants run interleaved (order
+rotated each repeat) so machine noise hits them alike. Saves find their previous output in the
+page cache, as in training. The table shows medians and ratios to torch.save.
 
     python benchmarks/checkpoint_io.py [--repeats 5] [--json benchmarks/results/checkpoint_io.json]
 """
@@ -111,17 +112,19 @@ def variants(
 def measure(
     operations: dict[str, Callable[[], None]], repeats: int, folder: Path
 ) -> dict[str, list[float]]:
+    """All saves first, then all loads, each group interleaved. Saves run as in training:
+    each variant's previous file is still in the page cache. Loads read from the disk."""
     times: dict[str, list[float]] = {name: [] for name in operations}
     saves = [name for name in operations if name.startswith("save")]
     loads = [name for name in operations if name.startswith("load")]
     for name in saves:  # warm-up: every file exists before the first timed write
         operations[name]()
     os.sync()
-    for repeat in range(repeats):
-        for group in (saves, loads):
+    for group in (saves, loads):
+        for repeat in range(repeats):
             shift = repeat % len(group)
             for name in group[shift:] + group[:shift]:
-                if name.startswith("load"):
+                if group is loads:
                     drop_page_cache(folder)
                 start = time.perf_counter()
                 operations[name]()
