@@ -145,7 +145,8 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
     """Verify and read the checkpoint at ``directory``; nothing is deserialised before both
     checksums match. ``map_location`` places the weights; training-state tensors stay on
     the CPU (``optimizer.load_state_dict`` moves its state to each parameter's device, and
-    RNG states must be CPU tensors).
+    RNG states must be CPU tensors). CPU tensors are memory-mapped copy-on-write from the
+    verified files: writing to them (an optimizer step) never changes the checkpoint.
 
     Raises `CheckpointError` naming the file and the problem for any missing, cut-off,
     corrupted, edited or newer-format checkpoint.
