@@ -61,7 +61,7 @@ def every_kind() -> dict[Any, Any]:
     shared = torch.randn(5)
     return {
         "ints": [0, -1, 2**63, 2**64, -(2**64), 10**40],
-        "floats": (0.0, -0.0, 1e-308, math.inf, -math.inf, math.nan, 0.1),
+        "floats": (0.0, -0.0, 1e-308, math.inf, -math.inf, math.nan, -math.nan, 0.1),
         "scalars": [True, False, None, "", "ü$.[0]"],
         0: "int key",
         7: {"$looks_like_a_tag": 1, "a.b": 2},
@@ -379,3 +379,19 @@ def test_bad_arguments_are_checkpoint_errors(tmp_path: Path) -> None:
     with pytest.raises(CheckpointError, match="there is no checkpoint"):
         load_checkpoint(tmp_path / "a")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_writing_to_loaded_tensors_never_changes_the_checkpoint(tmp_path: Path) -> None:
+    save_checkpoint(
+        tmp_path / "last",
+        model_state={"w": torch.ones(1000)},
+        training_state={"exp_avg": torch.zeros(1000)},
+        meta={},
+    )
+    loaded = load_checkpoint(tmp_path / "last")
+    loaded.training_state["exp_avg"].add_(1.0)  # as an optimizer step on resumed state does
+    loaded.model_state["w"].mul_(3.0)
+    verify_checkpoint(tmp_path / "last")
+    again = load_checkpoint(tmp_path / "last")
+    assert torch.equal(again.training_state["exp_avg"], torch.zeros(1000))
+    assert torch.equal(again.model_state["w"], torch.ones(1000))

@@ -36,14 +36,15 @@ from torchwise.errors import CheckpointError
 from torchwise.train.checkpoint_folder import (
     META_FILE,
     cleanup_stale,
+    delete_checkpoint,
     discard_leftovers,
     find_checkpoint,
-    fsync_dir,
+    fsync_path,
     publish,
     staging_paths,
 )
 from torchwise.train.state_codec import flatten_state, unflatten_state, view_key
-from torchwise.train.tensor_file import sha256_file, write_safetensors
+from torchwise.train.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
 from torchwise.train.weights import compare_state_dicts
 
 FORMAT = "torchwise-checkpoint"
@@ -51,6 +52,7 @@ FORMAT_VERSION = 1
 MODEL_FILE = "model.safetensors"
 STATE_FILE = "state.safetensors"
 TENSOR_FILES = (MODEL_FILE, STATE_FILE)
+_FILE_FIELDS = ("sha256", "size")  # what meta.json records of each tensor file
 _RESERVED = frozenset(
     {
         "meta_sha256",
@@ -73,6 +75,7 @@ __all__ = [
     "Checkpoint",
     "check_compatible",
     "cleanup_stale",
+    "delete_checkpoint",
     "find_checkpoint",
     "load_checkpoint",
     "save_checkpoint",
@@ -114,6 +117,7 @@ def save_checkpoint(
     model_tensors, aliases = _dedupe(model_state)
     document = _meta_document(meta, aliases=aliases, skeleton=skeleton)
     directory.parent.mkdir(parents=True, exist_ok=True)
+    _drop_replaced_from_page_cache(directory)
     tmp, data, link = staging_paths(directory)
     try:
         tmp.mkdir()
@@ -122,7 +126,7 @@ def save_checkpoint(
             digest, size = write_safetensors(tmp / file_name, tensors)
             files[file_name] = {"sha256": digest, "size": size}
         _write_meta(tmp / META_FILE, {**document, "files": files})
-        fsync_dir(tmp)
+        fsync_path(tmp)
         previous = publish(tmp, data, link, directory)
     except BaseException as error:
         discard_leftovers(directory, tmp, data, link)
@@ -133,15 +137,16 @@ def save_checkpoint(
                 "after the swap); check free disk space and permissions",
             ) from error
         raise
-    if previous is not None:
-        shutil.rmtree(previous, ignore_errors=True)
+    if previous is not None:  # only now: until the swap is durable, a power cut could restore
+        shutil.rmtree(previous, ignore_errors=True)  # a link to it
 
 
 def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:
     """Verify and read the checkpoint at ``directory``; nothing is deserialised before both
     checksums match. ``map_location`` places the weights; training-state tensors stay on
     the CPU (``optimizer.load_state_dict`` moves its state to each parameter's device, and
-    RNG states must be CPU tensors).
+    RNG states must be CPU tensors). CPU tensors are memory-mapped copy-on-write from the
+    verified files: writing to them (an optimizer step) never changes the checkpoint.
 
     Raises `CheckpointError` naming the file and the problem for any missing, cut-off,
     corrupted, edited or newer-format checkpoint.
@@ -153,6 +158,57 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
             f"there is no checkpoint at {directory}",
             hint="check the run folder, or start a new run",
         )
+    try:
+        return _load_folder(path, map_location)
+    except CheckpointError:
+        # A writer may have swapped in a new checkpoint and deleted this one while we read
+        # it (e.g. `torchwise export` during training): read the new one, once.
+        newer = find_checkpoint(directory)
+        if newer is None or newer == path:
+            raise
+        return _load_folder(newer, map_location)
+
+
+def verify_checkpoint(directory: Path) -> None:
+    """All the checks of `load_checkpoint`; raises `CheckpointError` or returns None.
+
+    Tensor files are memory-mapped, not copied, so this costs one read of each file for its
+    checksum.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state={}, training_state={}, meta={})
+    >>> verify_checkpoint(last)
+    """
+    load_checkpoint(directory)
+
+
+def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
+    """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
+    (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state=torch.nn.Linear(2, 1).state_dict(), training_state={},
+    ...                 meta={})
+    >>> check_compatible(load_checkpoint(last), torch.nn.Linear(3, 1))
+    Traceback (most recent call last):
+    ...
+    torchwise.errors.CheckpointError: ... weight: file [1, 2] vs model [1, 3]
+    hint: ...
+    """
+    report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
+    if not report.ok:
+        raise CheckpointError(
+            f"the checkpoint {checkpoint.path} belongs to another model: {report.describe()}",
+            hint="resume with the model config the run was started with, or use model.init_from "
+            "with strict: false to start a new run from the weights that fit",
+        )
+
+
+def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
     document = _read_meta(path / META_FILE)
     _check_tensor_files(path, document)
     model_state = _load_tensors(path / MODEL_FILE, map_location)
@@ -174,26 +230,18 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
     return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
 
 
-def verify_checkpoint(directory: Path) -> None:
-    """All the checks of `load_checkpoint`; raises `CheckpointError` or returns None.
-
-    Tensor files are memory-mapped, not copied, so this costs one read of each file for its
-    checksum.
-    """
-    load_checkpoint(directory)
-
-
-def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
-    """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
-    (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
-    """
-    report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
-    if not report.ok:
-        raise CheckpointError(
-            f"the checkpoint {checkpoint.path} belongs to another model: {report.describe()}",
-            hint="resume with the model config the run was started with, or use model.init_from "
-            "with strict: false to start a new run from the weights that fit",
-        )
+def _drop_replaced_from_page_cache(directory: Path) -> None:
+    """The checkpoint this save replaces is deleted at its end. Dropping its cached pages first
+    lets this save's writes reuse that memory at once, as torch.save's truncate-and-rewrite
+    does; fresh memory is slow where a VM hands free memory back to its host (a 400 MB save
+    took 0.6-1.2 s instead of 0.4 s on a Firecracker VM with free page reporting)."""
+    try:
+        current = find_checkpoint(directory)
+    except CheckpointError:
+        return
+    for file_name in (*TENSOR_FILES, META_FILE) if current is not None else ():
+        if (current / file_name).is_file():
+            drop_from_page_cache(current / file_name)
 
 
 def _dedupe(
@@ -289,10 +337,12 @@ def _read_meta(path: Path) -> dict[str, Any]:
             hint="upgrade torchwise to the version that wrote it "
             f"({document.get('torchwise_version')!r})",
         )
-    if type(version) is not int or version != FORMAT_VERSION or "training_state" not in document:
+    if type(version) is not int or version != FORMAT_VERSION:
         raise CheckpointError(
             f"{path} has an unknown format version {version!r}", hint=_HINT_CORRUPT
         )
+    if "training_state" not in document:
+        raise CheckpointError(f"{path} has no training_state", hint=_HINT_CORRUPT)
     return document
 
 
@@ -304,21 +354,27 @@ def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
         )
     for file_name in TENSOR_FILES:
         expected, file_path = files[file_name], path / file_name
-        if type(expected) is not dict or set(expected) != {"sha256", "size"}:
+        if type(expected) is not dict or [type(expected.get(k)) for k in _FILE_FIELDS] != [
+            str,
+            int,
+        ]:
             raise CheckpointError(
                 f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
             )
-        if not file_path.is_file():
-            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT)
-        size = file_path.stat().st_size
+        try:
+            size = file_path.stat().st_size
+            digest = sha256_file(file_path) if size == expected["size"] else None
+        except FileNotFoundError:
+            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT) from None
+        except OSError as error:
+            raise CheckpointError(f"cannot read {file_path}: {error}", hint=_HINT_CORRUPT) from None
         if size != expected["size"]:
             raise CheckpointError(
-                f"{file_path} has {size} bytes where {expected['size']!r} were written: "
-                "it was cut off "
-                "or overwritten",
+                f"{file_path} has {size} bytes where {expected['size']} were written: it was cut "
+                "off or overwritten",
                 hint=_HINT_CORRUPT,
             )
-        if sha256_file(file_path) != expected["sha256"]:
+        if digest != expected["sha256"]:
             raise CheckpointError(
                 f"{file_path} fails its sha256 checksum: its bytes changed since it was written",
                 hint=_HINT_CORRUPT,

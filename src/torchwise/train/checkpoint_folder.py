@@ -47,10 +47,10 @@ def publish(tmp: Path, data: Path, link: Path, directory: Path) -> Path | None:
     # From here the folder is complete and durable; its ckpt name says so to find_checkpoint.
     os.rename(tmp, data)
     # The rename must be durable before the link to its new name can be.
-    fsync_dir(directory.parent)
+    fsync_path(directory.parent)
     os.symlink(data.name, link)  # relative, so the run folder can be moved as a whole
     previous = swap_in(link, directory)
-    fsync_dir(directory.parent)  # makes the swap itself durable
+    fsync_path(directory.parent)  # makes the swap itself durable
     return previous
 
 
@@ -96,9 +96,13 @@ def cleanup_stale(parent: Path) -> list[Path]:
     """Remove what crashed writers left in ``parent``; return what was removed.
 
     Only our hidden siblings (``.{name}.tmp-``, ``.ckpt-``, ``.link-`` + writer pid), only
-    those whose writer process is gone, and a ``ckpt`` folder only while its ``{name}`` link
-    resolves to another checkpoint (otherwise it may be the only copy, see `find_checkpoint`).
+    those whose writer process is gone, and never the ``ckpt`` folder that `find_checkpoint`
+    reads ``{name}`` from (without a link, that hidden folder is the checkpoint).
     Assumes one machine writes this folder, as in torchwise (rank 0 saves).
+
+    >>> import tempfile
+    >>> cleanup_stale(Path(tempfile.mkdtemp()))
+    []
     """
     parent = Path(parent)
     removed = []
@@ -106,16 +110,55 @@ def cleanup_stale(parent: Path) -> list[Path]:
         match = _ENTRY.match(entry.name)
         if match is None or _pid_alive(int(match["pid"])):
             continue
-        if match["kind"] == "ckpt":
-            current = parent / match["name"]
-            if not current.is_dir() or current.resolve() == entry.resolve():
-                continue
+        if match["kind"] == "ckpt" and _is_current(entry, parent / match["name"]):
+            continue
         if entry.is_symlink() or not entry.is_dir():
             entry.unlink()
         else:
             shutil.rmtree(entry)
         removed.append(entry)
     return removed
+
+
+def delete_checkpoint(directory: Path) -> None:
+    """Remove the checkpoint at ``directory`` (e.g. an old numbered one).
+
+    Its folder is first renamed to a ``tmp`` name, so that a crash part-way leaves no
+    half-deleted checkpoint that looks complete: only a link to nothing (which this function
+    removes when called again) and a tmp folder that `cleanup_stale` removes.
+
+    >>> import tempfile
+    >>> delete_checkpoint(Path(tempfile.mkdtemp()) / "step-000000010")  # nothing there: no-op
+    """
+    directory = Path(directory)
+    tmp = staging_paths(directory)[0]
+    if directory.is_symlink():
+        target = directory.parent / os.readlink(directory)
+        match = _ENTRY.match(target.name)
+        if (
+            match
+            and match["kind"] == "ckpt"
+            and target.parent == directory.parent
+            and target.is_dir()
+        ):
+            os.rename(target, tmp)
+        directory.unlink()
+    elif directory.is_dir():  # a plain folder, e.g. in a copied run
+        os.rename(directory, tmp)
+    # Complete folders a crashed save left without a link would otherwise bring it back.
+    for entry in directory.parent.iterdir() if directory.parent.is_dir() else ():
+        match = _ENTRY.match(entry.name)
+        if match and match["name"] == directory.name and match["kind"] == "ckpt":
+            if not _pid_alive(int(match["pid"])) or int(match["pid"]) == os.getpid():
+                shutil.rmtree(entry, ignore_errors=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _is_current(entry: Path, directory: Path) -> bool:
+    try:
+        return find_checkpoint(directory) == entry.resolve()
+    except CheckpointError:  # a file or a broken link at directory: keep everything
+        return True
 
 
 def swap_in(link: Path, directory: Path) -> Path | None:
@@ -137,6 +180,10 @@ def swap_in(link: Path, directory: Path) -> Path | None:
             )
         previous = directory.parent / f".{directory.name}.ckpt-{os.getpid()}-{secrets.token_hex(4)}"
         os.rename(directory, previous)
+    elif directory.exists():  # os.replace would overwrite the user's file with our link
+        raise CheckpointError(
+            f"{directory} is a file, not a checkpoint folder", hint="move it aside"
+        )
     os.replace(link, directory)
     return previous
 
@@ -154,8 +201,9 @@ def discard_leftovers(directory: Path, tmp: Path, data: Path, link: Path) -> Non
         shutil.rmtree(data, ignore_errors=True)
 
 
-def fsync_dir(path: Path) -> None:
-    # A folder's entries (new files, renames) are durable only once the folder itself is synced.
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder by name: a folder's entries (new files, renames) are durable
+    only once the folder itself is synced."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)

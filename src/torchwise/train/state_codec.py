@@ -5,7 +5,7 @@ stand for themselves, a list for a list, and an object whose keys do not start w
 for a dict with string keys. Everything else is a one-kind tagged object:
 
 - ``{"$tuple": [...]}``, ``{"$dict": [[key, value], ...]}`` (int keys, or keys starting with $)
-- ``{"$float": "nan" | "inf" | "-inf"}`` (JSON has no such numbers)
+- ``{"$float": "nan" | "-nan" | "inf" | "-inf"}`` (JSON has no such numbers)
 - ``{"$tensor": name}``: a tensor in the tensor file, named by its path in the state
 - ``{"$ndarray": name, "dtype": "<u4", "shape": [624]}``: a numpy array, stored as raw bytes
 - ``{"$npscalar": "<f8", "hex": "..."}``: a numpy scalar, its bytes in hex
@@ -44,7 +44,7 @@ _TAG_FIELDS: dict[str, frozenset[str]] = {
     "$ndarray": frozenset({"$ndarray", "dtype", "shape"}),
     "$npscalar": frozenset({"$npscalar", "hex"}),
 }
-_NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_NON_FINITE = {"nan": math.nan, "-nan": -math.nan, "inf": math.inf, "-inf": -math.inf}
 _HINT_UNSUPPORTED = (
     "a checkpoint holds tensors, numpy arrays and scalars, and JSON-like values "
     "(dict with str or int keys, list, tuple, str, int, float, bool, None); convert this "
@@ -121,7 +121,7 @@ class _Flattener:
         if obj is None or kind in (bool, int, str):
             return obj
         if kind is float:
-            return obj if math.isfinite(obj) else {"$float": repr(obj)}
+            return obj if math.isfinite(obj) else {"$float": _non_finite_name(obj)}
         if kind is list:
             return [self.encode(value, f"{path}[{i}]") for i, value in enumerate(obj)]
         if kind is tuple:
@@ -216,7 +216,7 @@ class _Unflattener:
             return tuple(self.decode(item, f"{path}[{i}]") for i, item in enumerate(value))
         if tag == "$dict" and type(value) is list:
             return self._decode_items(value, path)
-        if tag == "$float" and value in _NON_FINITE:
+        if tag == "$float" and type(value) is str and value in _NON_FINITE:
             return _NON_FINITE[value]
         if tag == "$tensor":
             return self._take(value, path)
@@ -267,6 +267,12 @@ class _Unflattener:
         ):
             raise _corrupt(path, f"the stored bytes do not hold a {dtype} array of shape {shape}")
         return np.frombuffer(bytearray(raw.numpy().tobytes()), dtype=dtype).reshape(shape)
+
+
+def _non_finite_name(value: float) -> str:
+    if value != value:  # keep the sign of a nan, which repr() drops
+        return "-nan" if math.copysign(1.0, value) < 0 else "nan"
+    return repr(value)
 
 
 def _numpy_dtype_ok(dtype: np.dtype[Any]) -> bool:
