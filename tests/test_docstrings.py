@@ -1,5 +1,4 @@
-"""The short examples in the modules' docstrings run and stay true (lint and train's
-checkpoint modules have their own runners)."""
+"""The short examples in the modules' docstrings run and stay true (lint has its own runner)."""
 
 from __future__ import annotations
 
@@ -26,6 +25,11 @@ MODULES = [
     "torchwise.env.probe",
     "torchwise.diagnose.errors",
     "torchwise.diagnose.explanation",
+    "torchwise.train.checkpoint",
+    "torchwise.train.checkpoint_folder",
+    "torchwise.train.state_codec",
+    "torchwise.train.tensor_file",
+    "torchwise.train.weights",
 ]
 
 

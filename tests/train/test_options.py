@@ -116,3 +116,28 @@ def test_compile_gives_the_same_losses_as_eager(tmp_path):
         return [r["loss"] for r in read_jsonl(result.run_dir / "metrics.jsonl") if r["split"] == "train"]
 
     assert losses(True) == pytest.approx(losses(False), rel=1e-4)
+
+
+def test_init_from_a_checkpoint_folder_and_a_pt_file(tmp_path):
+    cfg = quiet_config(train={"epochs": 2}, checkpoint={"enabled": True})
+    trained = mlp()
+    first = torchwise.fit(trained, tiny_classification(), config=cfg, runs_dir=tmp_path, name="first")
+    torch.save(trained.state_dict(), tmp_path / "weights.pt")
+    for source in (first.run_dir / "checkpoints" / "last", tmp_path / "weights.pt"):
+        model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 3))
+        cfg = quiet_config(train={"epochs": 1}, optim={"lr": 1e-12}, model={"init_from": str(source)})
+        result = torchwise.fit(model, tiny_classification(), config=cfg, runs_dir=tmp_path, name="second")
+        event = [e for e in read_jsonl(result.run_dir / "events.jsonl") if e["event"] == "init_from"][0]
+        assert event["loaded"] == 4 and event["missing"] == []
+        torch.testing.assert_close(model[0].weight, trained[0].weight, atol=1e-6, rtol=0)
+
+
+def test_init_from_weights_of_another_shape_is_refused_when_strict(tmp_path):
+    from torchwise.errors import CheckpointError
+
+    torch.save(nn.Linear(6, 4).state_dict(), tmp_path / "other.pt")
+    cfg = quiet_config(model={"init_from": str(tmp_path / "other.pt")})
+    with pytest.raises(CheckpointError, match="do not fit the model"):
+        torchwise.fit(nn.Linear(6, 3), tiny_classification(), config=cfg, runs_dir=tmp_path)
+    loose = quiet_config(model={"init_from": str(tmp_path / "other.pt"), "strict": False}, train={"epochs": 1})
+    assert torchwise.fit(nn.Linear(6, 3), tiny_classification(), config=loose, runs_dir=tmp_path).status == "completed"

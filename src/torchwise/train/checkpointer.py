@@ -6,7 +6,6 @@ The format itself (safetensors + meta.json, checksums, atomic swap) is `train/ch
 from __future__ import annotations
 
 import math
-import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,13 +33,14 @@ class Checkpointer:
         cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
     def save_last(self, ctx: LoopContext, state: LoopState) -> None:
+        from torchwise.train.checkpoint import delete_checkpoint
+
         self._save(self.directory / "last", ctx, state, kind="last")
         if self.cfg.keep_last_n:
             self._save(self.directory / f"step-{state.step:09d}", ctx, state, kind="numbered")
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
-                shutil.rmtree(old.resolve(), ignore_errors=True)
-                old.unlink(missing_ok=True)
+                delete_checkpoint(old)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         self._save(self.directory / "best", ctx, state, kind="best")

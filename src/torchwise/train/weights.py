@@ -105,6 +105,10 @@ def load_foreign_weights(model: torch.nn.Module, path: Path, *, strict: bool) ->
 
 
 def _read_state_dict(path: Path) -> dict[str, torch.Tensor]:
+    if path.is_dir():  # a torchwise checkpoint folder, e.g. runs/digits/checkpoints/best
+        from torchwise.train.checkpoint import load_checkpoint
+
+        return load_checkpoint(path).model_state
     if not path.is_file():
         raise CheckpointError(
             f"no weights file at {path}", hint="check the path in model.init_from"
