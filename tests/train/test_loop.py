@@ -36,6 +36,25 @@ def test_per_step_losses_match_a_hand_written_loop(tmp_path):
     assert step_losses(result.run_dir) == pytest.approx(expected, rel=1e-5)
 
 
+@pytest.mark.parametrize("max_norm", [0.05, 100.0])  # clipping on every step, and never
+def test_clipping_matches_clip_grad_norm(tmp_path, max_norm):
+    data = tiny_classification()
+    cfg = quiet_config(**{**PLAIN, "train": {**PLAIN["train"], "clip_grad_norm": max_norm}})
+    model = small_mlp()
+    torchwise.fit(model, data, config=cfg, runs_dir=tmp_path)
+
+    reference = small_mlp()
+    optimizer = torch.optim.SGD(reference.parameters(), lr=0.1)
+    for _ in range(2):
+        for x, y in DataLoader(data, batch_size=10):
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(reference(x), y).backward()
+            torch.nn.utils.clip_grad_norm_(reference.parameters(), max_norm)
+            optimizer.step()
+    for key, value in reference.state_dict().items():
+        assert torch.equal(model.state_dict()[key], value), key
+
+
 def test_golden_losses_of_a_tiny_seeded_run(tmp_path):
     cfg = quiet_config(train={"epochs": 3, "batch_size": 16, "seed": 3}, log={"every_n_steps": 7})
     result = torchwise.fit(small_mlp(3), tiny_classification(seed=3), config=cfg, runs_dir=tmp_path)

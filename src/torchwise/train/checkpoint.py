@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +74,7 @@ _HINT_CORRUPT = (
 __all__ = [
     "Checkpoint",
     "check_compatible",
+    "copy_checkpoint",
     "cleanup_stale",
     "delete_checkpoint",
     "find_checkpoint",
@@ -118,14 +119,52 @@ def save_checkpoint(
     document = _meta_document(meta, aliases=aliases, skeleton=skeleton)
     directory.parent.mkdir(parents=True, exist_ok=True)
     _drop_replaced_from_page_cache(directory)
-    tmp, data, link = staging_paths(directory)
-    try:
-        tmp.mkdir()
+
+    def write(tmp: Path) -> None:
         files = {}
         for file_name, tensors in ((MODEL_FILE, model_tensors), (STATE_FILE, state_tensors)):
             digest, size = write_safetensors(tmp / file_name, tensors)
             files[file_name] = {"sha256": digest, "size": size}
         _write_meta(tmp / META_FILE, {**document, "files": files})
+
+    _publish_folder(directory, write)
+
+
+def copy_checkpoint(source: Path, directory: Path) -> None:
+    """Make ``directory`` the same checkpoint as ``source``, atomically, by hard-linking its
+    files (no byte is copied: checkpoint files are never changed once written, only replaced).
+    Falls back to a copy where the file system has no hard links.
+
+    >>> import tempfile, torch
+    >>> from pathlib import Path
+    >>> root = Path(tempfile.mkdtemp())
+    >>> save_checkpoint(root / "last", model_state={"w": torch.ones(1)}, training_state={}, meta={})
+    >>> copy_checkpoint(root / "last", root / "best")
+    >>> load_checkpoint(root / "best").model_state["w"]
+    tensor([1.])
+    """
+    folder = find_checkpoint(Path(source))
+    if folder is None:
+        raise CheckpointError(f"there is no checkpoint at {source} to copy", hint="save it first")
+
+    def link(tmp: Path) -> None:
+        for file_name in (*TENSOR_FILES, META_FILE):
+            try:
+                os.link(folder / file_name, tmp / file_name)
+            except OSError:
+                shutil.copy2(folder / file_name, tmp / file_name)
+                fsync_path(tmp / file_name)
+
+    _publish_folder(Path(directory), link)
+
+
+def _publish_folder(directory: Path, fill: Callable[[Path], None]) -> None:
+    """Fill a staging folder beside ``directory``, make it durable, swap it in, then delete the
+    folder it replaced: at every instant ``directory`` is the old or the new checkpoint."""
+    tmp, data, link = staging_paths(directory)
+    try:
+        tmp.mkdir()
+        fill(tmp)
         fsync_path(tmp)
         previous = publish(tmp, data, link, directory)
     except BaseException as error:

@@ -29,23 +29,31 @@ class Checkpointer:
         # What resume compares against: the settings that shape the weights, and the user's code.
         self.identity = {"config_hash": run_cfg.config_hash(), "trajectory": run_cfg.trajectory(),
                          "code": code_fingerprint(run_cfg)}
+        self.last_step = -1  # the step `last` holds, so `best` at the same step can share its files
         directory.mkdir(parents=True, exist_ok=True)
         cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
     def save_last(self, ctx: LoopContext, state: LoopState) -> None:
-        from torchwise.train.checkpoint import delete_checkpoint
+        from torchwise.train.checkpoint import copy_checkpoint, delete_checkpoint
 
-        self._save(self.directory / "last", ctx, state, kind="last")
+        last = self.directory / "last"
+        self._save(last, ctx, state)
+        self.last_step = state.step
         if self.cfg.keep_last_n:
-            self._save(self.directory / f"step-{state.step:09d}", ctx, state, kind="numbered")
+            copy_checkpoint(last, self.directory / f"step-{state.step:09d}")
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
-        self._save(self.directory / "best", ctx, state, kind="best")
+        from torchwise.train.checkpoint import copy_checkpoint
 
-    def _save(self, path: Path, ctx: LoopContext, state: LoopState, *, kind: str) -> None:
+        if self.last_step == state.step:  # the same state: link its files instead of writing them again
+            copy_checkpoint(self.directory / "last", self.directory / "best")
+        else:
+            self._save(self.directory / "best", ctx, state)
+
+    def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.train.checkpoint import save_checkpoint
 
         tracker = ctx.early_stop
@@ -53,7 +61,7 @@ class Checkpointer:
             path,
             model_state=ctx.model.state_dict(),
             training_state=training_state(ctx, state),
-            meta={"kind": kind, "step": state.step, "epoch": state.epoch, **self.identity,
+            meta={"step": state.step, "epoch": state.epoch, **self.identity,
                   "device": ctx.device.type, "precision": ctx.precision.name,
                   "best": {"metric": ctx.cfg.train.monitor,
                            "value": tracker.best if math.isfinite(tracker.best) else None,

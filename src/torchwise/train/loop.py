@@ -246,20 +246,22 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
         micro_losses.append(loss.detach())
     window_loss = micro_losses[0] if len(micro_losses) == 1 else torch.stack(micro_losses).sum()
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
-    if cfg.train.clip_grad_norm:  # 6. clip (returns the norm before clipping)
-        grad_norm = torch.nn.utils.clip_grad_norm_(ctx.params, cfg.train.clip_grad_norm, foreach=True)
-    else:
-        grad_norm = torch.nn.utils.get_total_norm([p.grad for p in ctx.params if p.grad is not None],
-                                                  foreach=True)
-    # 7. finite check: one scalar read per step. Under fp16 the scaler owns inf/NaN gradients
-    # (it skips the step and lowers the scale), so only the loss is checked there.
-    check = window_loss if scaler.is_enabled() else window_loss + grad_norm
-    if not math.isfinite(check.item()):
+    grads = [p.grad for p in ctx.params if p.grad is not None]
+    grad_norm = torch.nn.utils.get_total_norm(grads, foreach=True)
+    # 6-7. one scalar read per step serves the finite check and the clipping decision. Under
+    # fp16 the scaler owns inf/NaN gradients (it skips the step and lowers the scale).
+    loss_value, norm_value = torch.stack([window_loss.float(), grad_norm.float()]).tolist()
+    finite = math.isfinite(loss_value) and (scaler.is_enabled() or math.isfinite(norm_value))
+    if not finite:
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
-            raise NonFiniteStep(window, step=step, loss=float(window_loss), grad_norm=float(grad_norm))
+            raise NonFiniteStep(window, step=step, loss=loss_value, grad_norm=norm_value)
         scaler.update()  # closes this step's unscale_, or the next step's unscale_ refuses to run
         return None, grad_norm, window_samples
+    max_norm = cfg.train.clip_grad_norm
+    if max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
+        # clip_grad_norm_'s own arithmetic, skipped when its factor would be 1
+        torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, grad_norm, foreach=True)
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
     optimizer.zero_grad(set_to_none=True)
@@ -334,10 +336,10 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
         ctx.run.log_event("early_stop", step=state.step, epoch=epoch, reason=state.reason,
                           best=ctx.early_stop.best)
     if ctx.checkpoints:
-        if is_best:
-            ctx.checkpoints.save_best(ctx, state)
         if epoch_end or stop:
             ctx.checkpoints.save_last(ctx, state)
+        if is_best:
+            ctx.checkpoints.save_best(ctx, state)
     return stop
 
 
