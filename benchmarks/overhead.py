@@ -7,7 +7,7 @@ of the 1-epoch time is the start-up (building the run folder, the first checkpoi
 Lightning's Trainer). The table gives medians and ratios to the hand loop. Lightning and
 Accelerate join when the `bench` extra is installed.
 
-    python benchmarks/overhead.py [--repeats 7] [--epochs 3] [--json benchmarks/results/overhead.json]
+    python benchmarks/overhead.py [--repeats 7] [--epochs 3] [--per-sample] [--json PATH]
 """
 
 from __future__ import annotations
@@ -29,11 +29,25 @@ from torch.utils.data import DataLoader, TensorDataset
 SAMPLES, FEATURES, CLASSES, BATCH = 20_000, 32, 10, 128
 
 
-def make_data() -> TensorDataset:
+def make_data(*, per_sample: bool = False) -> TensorDataset:
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(SAMPLES, FEATURES, generator=generator)
     y = (x[:, :CLASSES] + 0.5 * torch.randn(SAMPLES, CLASSES, generator=generator)).argmax(1)
-    return TensorDataset(x, y)
+    return Samples(x, y) if per_sample else TensorDataset(x, y)
+
+
+class Samples(torch.utils.data.Dataset):
+    """The same tensors behind a plain Dataset: every variant then loads sample by sample, so
+    the comparison isolates the training loop itself."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.x[index], self.y[index]
 
 
 def make_model() -> nn.Module:
@@ -137,10 +151,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--json", type=Path, default=Path("benchmarks/results/overhead.json"))
+    parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--per-sample", action="store_true",
+                        help="load through a plain Dataset (torchwise batches TensorDataset indexing)")
     args = parser.parse_args()
+    suffix = "-per-sample" if args.per_sample else ""
+    args.json = args.json or Path(f"benchmarks/results/overhead{suffix}.json")
 
-    data = make_data()
+    data = make_data(per_sample=args.per_sample)
     variants = available_variants()
     names = list(variants)
     for name in names:  # warm-up: imports, allocator, first-call costs
@@ -163,7 +181,8 @@ def main() -> None:
              "epoch_times_s": epoch_times[name]} for name in names]
     machine = (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
                f"torch {torch.__version__}")
-    print(f"overhead: MLP {FEATURES}-256-256-{CLASSES}, {SAMPLES} samples, batch {BATCH}, AdamW; "
+    loading = "a plain Dataset, sample by sample" if args.per_sample else "TensorDataset"
+    print(f"overhead ({loading}): MLP {FEATURES}-256-256-{CLASSES}, {SAMPLES} samples, batch {BATCH}, AdamW; "
           f"epoch = (T(1+{args.epochs}) - T(1)) / {args.epochs}, {args.repeats} interleaved repeats; {machine}")
     print(f"{'variant':<20} {'s/epoch':>9} {'ratio':>7} {'start-up s':>11}")
     for row in rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Protocol
 
 
@@ -66,19 +67,27 @@ class BarProgress:
         self.bar = Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("loss {task.fields[loss]}  lr {task.fields[lr]}  {task.fields[speed]} samples/s"),
-            TimeRemainingColumn(), refresh_per_second=4, transient=False,
+            # No refresh thread: it would take the GIL from training 4 times a second. The bar is
+            # redrawn from `update`, at most 4 times a second.
+            TimeRemainingColumn(), auto_refresh=False, transient=False,
         )
         self.bar.start()
+        self.drawn = 0.0
         self.task: Any = None
         self.label = ""
 
     def start_epoch(self, epoch: int, *, epochs: int | None, total_steps: int) -> None:
         self.label = f"epoch {epoch + 1}" + (f"/{epochs}" if epochs else "")
         self.task = self.bar.add_task(self.label, total=total_steps, loss="-", lr="-", speed="-")
+        self.bar.refresh()
 
     def update(self, *, steps: int, loss: float, lr: float, samples_per_second: float) -> None:
         self.bar.update(self.task, completed=steps, loss=f"{loss:.4g}", lr=f"{lr:.3g}",
                         speed=f"{samples_per_second:,.0f}")
+        now = time.monotonic()
+        if now - self.drawn >= 0.25:
+            self.bar.refresh()
+            self.drawn = now
 
     def end_epoch(self, metrics: dict[str, float]) -> None:
         # A finished epoch leaves one line of results above the live bar, in order.

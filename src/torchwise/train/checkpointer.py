@@ -71,9 +71,6 @@ class Checkpointer:
 
 def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
     """Everything besides the weights that exact resume needs."""
-    from torchwise.train.loop import fold_losses
-
-    fold_losses(ctx, state)  # the open log window and epoch loss travel with the checkpoint
     return {
         "loop": asdict(state),
         "optimizer": ctx.optimizer.state_dict(),

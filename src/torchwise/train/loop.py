@@ -84,8 +84,6 @@ class LoopContext:
     stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
     last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
     params: list[torch.Tensor] = field(default_factory=list)  # what clipping and the norm cover
-    # Step losses still on the device: appending costs no kernel; `fold_losses` reads them.
-    pending_losses: list[torch.Tensor] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.params = [p for group in self.optimizer.param_groups for p in group["params"]]
@@ -104,17 +102,6 @@ def planned_steps(cfg: RunConfig, loader: DataLoader) -> int:
     per_epoch = math.ceil(batches_per_epoch(loader) / cfg.train.accumulate)
     by_epochs = per_epoch * cfg.train.epochs if cfg.train.epochs else None
     return min(s for s in (by_epochs, cfg.train.max_steps) if s is not None)
-
-
-def fold_losses(ctx: LoopContext, state: LoopState) -> None:
-    """Read the step losses still on the device into the state's sums: one host sync."""
-    if ctx.pending_losses:
-        total, count = torch.stack(ctx.pending_losses).sum().item(), len(ctx.pending_losses)
-        state.log_loss_sum += total
-        state.log_loss_count += count
-        state.epoch_loss_sum += total
-        state.epoch_loss_count += count
-        ctx.pending_losses.clear()
 
 
 def train(ctx: LoopContext, state: LoopState) -> LoopState:
@@ -148,19 +135,21 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             if loss is None:  # a non-finite step was skipped (train.on_nonfinite=skip)
                 skipped_step(ctx, state)
             else:
-                ctx.pending_losses.append(loss)
+                state.log_loss_sum += loss
+                state.log_loss_count += 1
+                state.epoch_loss_sum += loss
+                state.epoch_loss_count += 1
             state.step += 1
             state.samples_in_epoch += window_samples
             state.samples_total += window_samples
             running_samples += window_samples
 
-            if state.step % log_every == 0:  # 9. log: the one routine host sync
+            if state.step % log_every == 0:  # 9. log
                 now = time.perf_counter()
-                fold_losses(ctx, state)
                 mean_loss = state.log_loss_sum / state.log_loss_count if state.log_loss_count else math.nan
                 speed = running_samples / max(now - clock, 1e-9)
                 ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
-                                     "loss": mean_loss, "lr": lr, "grad_norm": float(grad_norm),
+                                     "loss": mean_loss, "lr": lr, "grad_norm": grad_norm,
                                      "samples_per_second": round(speed, 1)})
                 ctx.progress.update(steps=state.step % steps_in_epoch or steps_in_epoch, loss=mean_loss,
                                     lr=lr, samples_per_second=speed)
@@ -177,7 +166,6 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         if epoch_done:
             state.epoch += 1  # a checkpoint from here starts the next epoch
             state.samples_in_epoch = 0
-        fold_losses(ctx, state)
         train_loss = state.epoch_loss_sum / state.epoch_loss_count if state.epoch_loss_count else math.nan
         state.epoch_loss_sum, state.epoch_loss_count = 0.0, 0
         ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train_epoch", "loss": train_loss})
@@ -222,7 +210,7 @@ def to_device(batch: Any, device: torch.device) -> Batch:
 
 
 def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
-               splits: int = 1) -> tuple[torch.Tensor | None, torch.Tensor, int]:
+               splits: int = 1) -> tuple[float | None, float, int]:
     """One optimizer step over a window of micro-batches; returns (loss, grad norm, samples).
 
     Each micro-batch runs in ``splits`` pieces (more than 1 after an out-of-memory retry). The
@@ -243,29 +231,32 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
                 # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
                 loss = loss * (len(y) / window_samples)
         scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
-        micro_losses.append(loss.detach())
-    window_loss = micro_losses[0] if len(micro_losses) == 1 else torch.stack(micro_losses).sum()
+        micro_losses.append(loss.detach().float())
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
     grads = [p.grad for p in ctx.params if p.grad is not None]
-    grad_norm = torch.nn.utils.get_total_norm(grads, foreach=True)
-    # 6-7. one scalar read per step serves the finite check and the clipping decision. Under
-    # fp16 the scaler owns inf/NaN gradients (it skips the step and lowers the scale).
-    loss_value, norm_value = torch.stack([window_loss.float(), grad_norm.float()]).tolist()
+    # 6-7. One read from the device per step gives the loss, the gradient norm, the finite
+    # check and the clipping decision (logging then reads nothing more). Under fp16 the scaler
+    # owns inf/NaN gradients: it skips the step and lowers the scale.
+    norms = torch._foreach_norm(grads)  # what clip_grad_norm_ computes first, one kernel per grad
+    values = torch.stack([*micro_losses, *(n.float() for n in norms)]).tolist()
+    loss_value = sum(values[:len(micro_losses)])
+    norm_value = math.sqrt(sum(n * n for n in values[len(micro_losses):]))
     finite = math.isfinite(loss_value) and (scaler.is_enabled() or math.isfinite(norm_value))
     if not finite:
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
             raise NonFiniteStep(window, step=step, loss=loss_value, grad_norm=norm_value)
         scaler.update()  # closes this step's unscale_, or the next step's unscale_ refuses to run
-        return None, grad_norm, window_samples
+        return None, norm_value, window_samples
     max_norm = cfg.train.clip_grad_norm
     if max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
-        # clip_grad_norm_'s own arithmetic, skipped when its factor would be 1
-        torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, grad_norm, foreach=True)
+        # clip_grad_norm_'s own arithmetic (its float32 total norm), only when it would clip
+        total = torch.linalg.vector_norm(torch.stack(norms))
+        torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, total, foreach=True)
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
     optimizer.zero_grad(set_to_none=True)
-    return window_loss, grad_norm.detach(), window_samples
+    return loss_value, norm_value, window_samples
 
 
 class NonFiniteStep(RunFailed):
