@@ -25,10 +25,8 @@ def blocks(language: str) -> list[str]:
 
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch) -> Path:
-    """A user's folder: the examples, a buggy `train.py` and a `src/` of correct scripts."""
+    """A user's folder with the examples in it."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    shutil.copy(ROOT / "tests/lint/corpus/buggy/mnist_first_try.py", tmp_path / "train.py")
-    shutil.copytree(ROOT / "tests/lint/corpus/clean", tmp_path / "src")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -55,11 +53,22 @@ def shell_commands() -> list[str]:
     return [line for block in blocks("bash") for line in block.splitlines() if line.startswith("torchwise ")]
 
 
+@pytest.fixture(scope="module")
+def shell_sandbox(tmp_path_factory) -> Path:
+    """One folder for all the README's commands, run in order: `resume` finds the run that
+    `train` wrote, as it would for a reader following along."""
+    folder = tmp_path_factory.mktemp("readme")
+    shutil.copytree(ROOT / "examples", folder / "examples")
+    shutil.copy(ROOT / "tests/lint/corpus/buggy/mnist_first_try.py", folder / "train.py")
+    shutil.copytree(ROOT / "tests/lint/corpus/clean", folder / "src")
+    return folder
+
+
 @pytest.mark.parametrize("line", shell_commands())
-def test_shell_commands_run(sandbox, line):
+def test_shell_commands_run(shell_sandbox, line):
     expected = int(m.group(1)) if (m := re.search(r"\(exit (\d)", line)) else 0
     command = f"{shlex.quote(sys.executable)} -m {line}"
-    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=sandbox,
+    out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=shell_sandbox,
                          env={**os.environ, "COLUMNS": "100"})
     assert out.returncode == expected, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
