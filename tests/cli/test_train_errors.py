@@ -120,3 +120,24 @@ def test_pt_files_are_read_without_unpickling_code(tmp_path, capsys):
     from torchwise.data.sources import read_tensor_file
 
     assert len(read_tensor_file(tmp_path / "ok.pt", x_key="x", y_key="y")) == 10
+
+
+def test_a_crash_mid_training_prints_the_explanation(tmp_path, capsys):
+    (tmp_path / "crash_model.py").write_text(
+        "import torch\n"
+        "class Net(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(64, 10)\n"
+        "        self.calls = 0\n"
+        "    def forward(self, x):\n"
+        "        self.calls += 1\n"
+        "        if self.training and self.calls > 3:  # a shape bug that shows up mid-run\n"
+        "            return torch.nn.functional.linear(x[:, :3], torch.zeros(2, 4))\n"
+        "        return self.fc(x)\n")
+    code, err = train(tmp_path, capsys, "model: {target: crash_model:Net}\n")
+    assert code == 1
+    assert "error: training crashed: RuntimeError: mat1 and mat2 shapes cannot be multiplied" in err
+    assert "A Linear layer expects 4 input features but got 3" in err
+    summary = failed_summary(tmp_path)
+    assert summary["status"] == "failed" and summary["reason"].startswith("RuntimeError: mat1 and mat2")
