@@ -79,6 +79,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
         if resume_dir is not None:
             state = resume_state(ctx, run)
+            summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
         with stop_on_signals(ctx.stop_requested):
             train(ctx, state)
     except NonFiniteStep as err:
@@ -95,7 +96,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         raise
     finally:
         view.close()
-        summary.update(finish_summary(ctx, state, started=started))
+        done_before = summary.get("resumed_samples", 0)
+        summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
         run.write_summary(summary)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
@@ -243,12 +245,15 @@ def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
             signal.signal(sig, old)
 
 
-def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float) -> dict[str, Any]:
+def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
+                   samples_before: int = 0) -> dict[str, Any]:
+    """The closing summary; speed counts the samples of this process only (after a resume too)."""
     wall = time.time() - started
     summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
                                "steps": state.step, "samples": state.samples_total,
                                "wall_seconds": round(wall, 3),
-                               "samples_per_second": round(state.samples_total / wall, 1) if wall else None,
+                               "samples_per_second": round((state.samples_total - samples_before) / wall, 1)
+                               if wall else None,
                                "best": None, "final": {}}
     if ctx is not None:
         tracker = ctx.early_stop
