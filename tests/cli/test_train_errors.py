@@ -141,3 +141,11 @@ def test_a_crash_mid_training_prints_the_explanation(tmp_path, capsys):
     assert "A Linear layer expects 4 input features but got 3" in err
     summary = failed_summary(tmp_path)
     assert summary["status"] == "failed" and summary["reason"].startswith("RuntimeError: mat1 and mat2")
+
+
+def test_debug_may_come_after_the_command(tmp_path):
+    path = tmp_path / "cfg.yaml"
+    path.write_text("optim:\n  lrr: 0.1\n")
+    out = subprocess.run([sys.executable, "-m", "torchwise", "train", str(path), "--debug"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "Traceback" in out.stderr and "ConfigError" in out.stderr

@@ -45,8 +45,10 @@ def build_app() -> typer.Typer:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning `TorchwiseError` into `error:`/`hint:` and an exit code."""
-    args = sys.argv[1:] if argv is None else argv
+    args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    if debug:  # accepted anywhere on the line, as users type it: `torchwise train cfg.yaml --debug`
+        args = ["--debug", *(a for a in args if a != "--debug")]
     from torchwise.errors import TorchwiseError
 
     try:
