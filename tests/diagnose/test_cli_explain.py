@@ -50,3 +50,13 @@ def test_missing_file_is_bad_input(tmp_path):
     assert done.returncode == 2
     assert done.stderr.startswith("error: cannot read ")
     assert "hint: pass a file holding the error message" in done.stderr
+
+
+def test_empty_input_is_an_error_not_an_unknown_message():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "torchwise", "explain", "-"], input="  \n",
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == "error: stdin holds no error message"

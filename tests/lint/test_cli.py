@@ -90,6 +90,17 @@ def test_syntax_error_exits_2_with_error_and_hint(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_a_broken_file_does_not_hide_the_others(tmp_path):
+    (tmp_path / "a_broken.py").write_text("def f(:\n")
+    (tmp_path / "b_broken.py").write_text("print 'python 2'\n")
+    (tmp_path / "c_train.py").write_text("import torch\ntorch.save(model, 'm.pt')\n")
+    result = run_lint(".", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 2
+    assert [f["code"] for f in json.loads(result.stdout)] == ["TW111"]  # still valid JSON
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert [e.split(":")[1].strip() for e in errors] == ["a_broken.py", "b_broken.py"]
+
+
 def test_unknown_format_exits_2(tmp_path):
     (tmp_path / "ok.py").write_text("x = 1\n")
     result = run_lint("ok.py", "--format", "xml", cwd=tmp_path)

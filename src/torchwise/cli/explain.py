@@ -39,8 +39,12 @@ def command(
 ) -> None:
     """Explain a PyTorch error: exit 0 when explained, 1 when unknown, 2 when unreadable."""
     from torchwise.diagnose.errors import explain
+    from torchwise.errors import TorchwiseError
 
     text = read_source(source)
+    if not text.strip():
+        raise TorchwiseError(f"{'stdin' if source == '-' else source} holds no error message",
+                             hint="paste the error or the whole traceback, e.g. torchwise explain crash.log")
     explanation = explain(text)
     if json_output:
         print(json.dumps(explanation.to_json() if explanation else None, indent=2))

@@ -37,11 +37,17 @@ def command(
             f"unknown format {output_format!r}", hint=f"use one of: {', '.join(FORMATS)}"
         )
     selected, ignored = _codes(select) or None, _codes(ignore)
+    # Files that cannot be read or parsed are named at the end; the others are still linted.
+    broken: list[LintError] = []
     if fix:
-        findings, changed = fix_paths(paths, select=selected, ignore=ignored)
+        findings, changed = fix_paths(paths, select=selected, ignore=ignored, errors=broken)
         for path in changed:
             print(f"fixed: {path}", file=sys.stderr)
     else:
-        findings = lint_paths(paths, select=selected, ignore=ignored)
+        findings = lint_paths(paths, select=selected, ignore=ignored, errors=broken)
     typer.echo(render(findings, output_format))
-    raise typer.Exit(1 if fails(findings) else 0)
+    for error in broken:
+        print(f"error: {error.message}", file=sys.stderr)
+        if error.hint:
+            print(f"hint: {error.hint}", file=sys.stderr)
+    raise typer.Exit(2 if broken else 1 if fails(findings) else 0)

@@ -116,8 +116,13 @@ def configured_files(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     use_config: bool = True,
+    errors: list[LintError] | None = None,
 ) -> Iterator[tuple[Path, str, LintConfig]]:
-    """Each file with its text and the config that governs it (pyproject + command line)."""
+    """Each file with its text and the config that governs it (pyproject + command line).
+
+    With an ``errors`` list, a file that cannot be read is recorded there and skipped;
+    without one, it raises `LintError`.
+    """
     for file in python_files(Path(p) for p in paths):
         config = load_config(file) if use_config else LintConfig()
         if select:
@@ -126,9 +131,11 @@ def configured_files(
         try:
             source = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            raise LintError(
-                f"{file}: cannot read: {err}", hint="lint only UTF-8 text files"
-            ) from err
+            error = LintError(f"{file}: cannot read: {err}", hint="lint only UTF-8 text files")
+            if errors is None:
+                raise error from err
+            errors.append(error)
+            continue
         yield file, source, config
 
 
@@ -138,8 +145,12 @@ def lint_paths(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     use_config: bool = True,
+    errors: list[LintError] | None = None,
 ) -> list[Finding]:
     """Lint files and folders; ``select`` replaces the config's selection, ``ignore`` adds to it.
+
+    With an ``errors`` list, a file that cannot be read or parsed is recorded there and the
+    others are still linted (one broken file must not hide the findings of the rest).
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -148,7 +159,12 @@ def lint_paths(
     ['TW111']
     """
     findings: list[Finding] = []
-    files = configured_files(paths, select=select, ignore=ignore, use_config=use_config)
+    files = configured_files(paths, select=select, ignore=ignore, use_config=use_config, errors=errors)
     for file, source, config in files:
-        findings.extend(lint_source(source, str(file), config=config))
+        try:
+            findings.extend(lint_source(source, str(file), config=config))
+        except LintError as error:
+            if errors is None:
+                raise
+            errors.append(error)
     return findings

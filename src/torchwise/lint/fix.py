@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig
 from torchwise.lint.engine import configured_files, lint_source
 from torchwise.lint.findings import Edit, Finding
@@ -69,13 +70,21 @@ def fix_paths(
     select: Sequence[str] | None = None,
     ignore: Sequence[str] = (),
     use_config: bool = True,
+    errors: list[LintError] | None = None,
 ) -> tuple[list[Finding], list[Path]]:
-    """Rewrite files in place with every available fix: (findings left, files changed)."""
+    """Rewrite files in place with every available fix: (findings left, files changed).
+    ``errors`` works as in `lint_paths`: broken files are recorded there and left alone."""
     remaining: list[Finding] = []
     changed: list[Path] = []
-    files = configured_files(paths, select=select, ignore=ignore, use_config=use_config)
+    files = configured_files(paths, select=select, ignore=ignore, use_config=use_config, errors=errors)
     for file, source, config in files:
-        fixed, left = fix_source(source, str(file), config=config)
+        try:
+            fixed, left = fix_source(source, str(file), config=config)
+        except LintError as error:
+            if errors is None:
+                raise
+            errors.append(error)
+            continue
         if fixed != source:
             file.write_text(fixed, encoding="utf-8")
             changed.append(file)
