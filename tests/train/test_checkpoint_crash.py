@@ -84,7 +84,7 @@ def test_a_failure_at_every_step_leaves_the_old_or_the_new_checkpoint(
         with monkeypatch.context() as patch:
             if hard:  # a killed process runs no clean-up
                 fail_at_call(patch, k, Crash())
-                patch.setattr(checkpoint, "discard_leftovers", lambda *args: None)
+                patch.setattr(checkpoint_folder, "discard_leftovers", lambda *args: None)
             else:
                 fail_at_call(patch, k, OSError(28, "No space left on device"))
             try:

@@ -23,8 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,12 +35,10 @@ from torchwise.errors import CheckpointError
 from torchwise.train.checkpoint_folder import (
     META_FILE,
     cleanup_stale,
+    copy_checkpoint,
     delete_checkpoint,
-    discard_leftovers,
     find_checkpoint,
-    fsync_path,
-    publish,
-    staging_paths,
+    publish_folder,
 )
 from torchwise.train.state_codec import flatten_state, unflatten_state, view_key
 from torchwise.train.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
@@ -127,57 +124,7 @@ def save_checkpoint(
             files[file_name] = {"sha256": digest, "size": size}
         _write_meta(tmp / META_FILE, {**document, "files": files})
 
-    _publish_folder(directory, write)
-
-
-def copy_checkpoint(source: Path, directory: Path) -> None:
-    """Make ``directory`` the same checkpoint as ``source``, atomically, by hard-linking its
-    files (no byte is copied: checkpoint files are never changed once written, only replaced).
-    Falls back to a copy where the file system has no hard links.
-
-    >>> import tempfile, torch
-    >>> from pathlib import Path
-    >>> root = Path(tempfile.mkdtemp())
-    >>> save_checkpoint(root / "last", model_state={"w": torch.ones(1)}, training_state={}, meta={})
-    >>> copy_checkpoint(root / "last", root / "best")
-    >>> load_checkpoint(root / "best").model_state["w"]
-    tensor([1.])
-    """
-    folder = find_checkpoint(Path(source))
-    if folder is None:
-        raise CheckpointError(f"there is no checkpoint at {source} to copy", hint="save it first")
-
-    def link(tmp: Path) -> None:
-        for file_name in (*TENSOR_FILES, META_FILE):
-            try:
-                os.link(folder / file_name, tmp / file_name)
-            except OSError:
-                shutil.copy2(folder / file_name, tmp / file_name)
-                fsync_path(tmp / file_name)
-
-    _publish_folder(Path(directory), link)
-
-
-def _publish_folder(directory: Path, fill: Callable[[Path], None]) -> None:
-    """Fill a staging folder beside ``directory``, make it durable, swap it in, then delete the
-    folder it replaced: at every instant ``directory`` is the old or the new checkpoint."""
-    tmp, data, link = staging_paths(directory)
-    try:
-        tmp.mkdir()
-        fill(tmp)
-        fsync_path(tmp)
-        previous = publish(tmp, data, link, directory)
-    except BaseException as error:
-        discard_leftovers(directory, tmp, data, link)
-        if isinstance(error, OSError):
-            raise CheckpointError(
-                f"could not write the checkpoint {directory}: {error}",
-                hint="it still holds the previous checkpoint (or this one, if the failure came "
-                "after the swap); check free disk space and permissions",
-            ) from error
-        raise
-    if previous is not None:  # only now: until the swap is durable, a power cut could restore
-        shutil.rmtree(previous, ignore_errors=True)  # a link to it
+    publish_folder(directory, write)
 
 
 def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:

@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from torchwise.errors import CheckpointError
@@ -221,3 +222,53 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:  # someone else's process, alive
         return True
     return True
+
+
+def copy_checkpoint(source: Path, directory: Path) -> None:
+    """Make ``directory`` the same checkpoint as ``source``, atomically, by hard-linking its
+    files (no byte is copied: checkpoint files are never changed once written, only replaced).
+    Falls back to a copy where the file system has no hard links.
+
+    >>> import tempfile, torch
+    >>> from torchwise.train.checkpoint import load_checkpoint, save_checkpoint
+    >>> root = Path(tempfile.mkdtemp())
+    >>> save_checkpoint(root / "last", model_state={"w": torch.ones(1)}, training_state={}, meta={})
+    >>> copy_checkpoint(root / "last", root / "best")
+    >>> load_checkpoint(root / "best").model_state["w"]
+    tensor([1.])
+    """
+    folder = find_checkpoint(Path(source))
+    if folder is None:
+        raise CheckpointError(f"there is no checkpoint at {source} to copy", hint="save it first")
+
+    def link(tmp: Path) -> None:
+        for file in sorted(folder.iterdir()):
+            try:
+                os.link(file, tmp / file.name)
+            except OSError:
+                shutil.copy2(file, tmp / file.name)
+                fsync_path(tmp / file.name)
+
+    publish_folder(Path(directory), link)
+
+
+def publish_folder(directory: Path, fill: Callable[[Path], None]) -> None:
+    """Fill a staging folder beside ``directory``, make it durable, swap it in, then delete the
+    folder it replaced: at every instant ``directory`` is the old or the new checkpoint."""
+    tmp, data, link = staging_paths(directory)
+    try:
+        tmp.mkdir()
+        fill(tmp)
+        fsync_path(tmp)
+        previous = publish(tmp, data, link, directory)
+    except BaseException as error:
+        discard_leftovers(directory, tmp, data, link)
+        if isinstance(error, OSError):
+            raise CheckpointError(
+                f"could not write the checkpoint {directory}: {error}",
+                hint="it still holds the previous checkpoint (or this one, if the failure came "
+                "after the swap); check free disk space and permissions",
+            ) from error
+        raise
+    if previous is not None:  # only now: until the swap is durable, a power cut could restore
+        shutil.rmtree(previous, ignore_errors=True)  # a link to it
