@@ -29,8 +29,9 @@ class Task:
         """Per-batch sums of each metric, as one tensor (kept on the device: no sync)."""
         if self.kind == "classification":
             return (output.argmax(dim=-1) == target).sum().float().unsqueeze(0)
-        return (output.float() - target.float()).abs().mean(dim=tuple(range(1, output.dim()))).sum().unsqueeze(0) \
-            if output.dim() > 1 else (output.float() - target.float()).abs().sum().unsqueeze(0)
+        errors = (output.float() - target.float()).abs()
+        per_sample = errors.flatten(1).mean(1) if errors.dim() > 1 else errors  # MAE of each sample
+        return per_sample.sum().unsqueeze(0)
 
 
 def build_task(cfg: TaskConfig, *, base_dir: Path | None = None) -> Task:
