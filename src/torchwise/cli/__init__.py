@@ -11,13 +11,16 @@ import sys
 
 import typer
 
-# name -> module; each module exposes `command`. Add a line here to add a command.
+# name -> module; each module exposes `command`, or `app` for a group of subcommands (tune).
+# Add a line here to add a command.
 COMMANDS: dict[str, str] = {
     "train": "torchwise.cli.train",
     "resume": "torchwise.cli.resume",
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "tune": "torchwise.cli.tune",
+    "profile": "torchwise.cli.profile",
 }
 
 
@@ -39,7 +42,10 @@ def build_app() -> typer.Typer:
 
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        app.command(name)(module.command)
+        if hasattr(module, "app"):
+            app.add_typer(module.app, name=name)
+        else:
+            app.command(name)(module.command)
     return app
 
 
