@@ -224,6 +224,23 @@ CASES = [
         "device-side-assert",
         ["num_classes", "CUDA_LAUNCH_BLOCKING=1"],
     ),
+    (
+        "RuntimeError: unique_by_key: failed to synchronize: cudaErrorIllegalAddress: an illegal"
+        " memory access was encountered",
+        "cuda-kernel-failure",
+        ["an illegal memory access was encountered", "CUDA_LAUNCH_BLOCKING=1", "num_embeddings"],
+    ),
+    (
+        "RuntimeError: cuda runtime error (30) : unknown error at /opt/conda/conda-bld/"
+        "pytorch_1501972792122/work/pytorch-0.1.12/torch/lib/THC/THCGeneral.c:66",
+        "cuda-unknown-error",
+        ["sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm", "suspend"],
+    ),
+    (
+        "RuntimeError: backward_input can only be called in training mode",
+        "rnn-backward-in-eval",
+        ["model.train()", "torch.backends.cudnn.enabled = False"],
+    ),
 ]  # fmt: skip
 
 
@@ -262,7 +279,7 @@ def test_a_wrong_in_features_is_not_called_a_folded_batch():
         "RuntimeError: Expected all tensors to be on the same device",
         "TypeError: forward() missing 1 required positional argument: 'x'",
         "IndexError: list index out of range",
-        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "RuntimeError: grad_input must be contiguous",
         "RuntimeError: The size of tensor a must match the size of tensor b",  # numbers cut off
         "ValueError: optimizer got an empty list of names",
         "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`.",

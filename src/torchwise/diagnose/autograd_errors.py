@@ -217,6 +217,44 @@ def _empty_parameters(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _gradient_count(match: re.Match[str], text: str) -> Explanation:
+    function, expected, got = match.groups()
+    return answer(
+        title=f"{function}.backward returned {got} gradients; forward took {expected} inputs",
+        meaning=(
+            f"A custom autograd Function's backward must return one gradient per argument of"
+            f" forward, None for those that need none (expected {expected}, got {got})."
+        ),
+        cause=(
+            f"backward returns too few values (often code written for an old torch, or a forward"
+            f" that gained an argument), or {function} is written in the legacy style"
+            " (instance forward/backward) that current torch no longer supports."
+        ),
+        fix=(
+            f"Return {expected} values from backward, padding with None for non-tensor or"
+            " non-differentiable arguments (return grad_input, None); write the Function with"
+            " @staticmethod forward(ctx, ...) and backward(ctx, grad_output) and call it as"
+            f" {function.removesuffix('Backward')}.apply(...)."
+        ),
+    )
+
+
+def _rnn_backward_eval(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="backward through a cuDNN RNN that ran in eval mode",
+        meaning="cuDNN's RNN kernels keep what backward needs only in training mode.",
+        cause=(
+            "The model was switched to model.eval() (or never back to train()) before a"
+            " forward pass that is then backpropagated."
+        ),
+        fix=(
+            "Call model.train() before the forward passes you backpropagate (model.eval() only"
+            " around evaluation, under torch.no_grad()); if the RNN must stay in eval mode"
+            " (frozen dropout) while training, set torch.backends.cudnn.enabled = False for it."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "backward-twice",
@@ -253,4 +291,14 @@ KNOWN: list[KnownError] = [
         _bool_ambiguous,
     ),
     known("empty-parameter-list", r"optimizer got an empty parameter list", _empty_parameters),
+    known(
+        "wrong-gradient-count",
+        r"function (\w+) returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",
+        _gradient_count,
+    ),
+    known(
+        "rnn-backward-in-eval",
+        r"(?:cudnn RNN )?backward(?:_input)? can only be called in training mode",
+        _rnn_backward_eval,
+    ),
 ]

@@ -193,6 +193,61 @@ def _mps_float64(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _kernel_failure(match: re.Match[str], text: str) -> Explanation:
+    what = match.group(0).rstrip(" .:")
+    return answer(
+        title=f"A CUDA kernel failed: {what}",
+        meaning=(
+            "A GPU kernel crashed. CUDA reports errors asynchronously, so the line in the"
+            " traceback is often not the one that failed, and the CUDA context is unusable"
+            " until the process restarts."
+        ),
+        cause=(
+            "Most often an index out of range inside a kernel (an embedding id or a label too"
+            " large, a gather/scatter index), or a compiled extension built for another GPU or"
+            " torch; rarely the hardware or the driver (nvidia-smi or the kernel log shows Xid"
+            " errors then)."
+        ),
+        fix=(
+            "Rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing line, or run the same batch on"
+            " the CPU, where an index error is reported plainly. Check ids and labels:"
+            " assert ids.max() < emb.num_embeddings and y.max() < num_classes."
+        ),
+    )
+
+
+def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA could not start: unknown error",
+        meaning="The CUDA runtime failed to initialise the GPU at the first CUDA call.",
+        cause=(
+            "Usually the NVIDIA unified-memory driver module is in a bad state, most often"
+            " after the machine resumed from suspend; sometimes a driver update waiting for a"
+            " reboot."
+        ),
+        fix=(
+            "Reload the module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or reboot;"
+            " then nvidia-smi and torchwise doctor should both see the GPU."
+        ),
+    )
+
+
+def _no_gpus(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="torch sees no CUDA GPU",
+        meaning="The driver answered, but no GPU is visible to this process.",
+        cause=(
+            "CUDA_VISIBLE_DEVICES names a GPU that does not exist (a script that sets"
+            " os.environ['CUDA_VISIBLE_DEVICES'] = '1' on a one-GPU machine), or a container"
+            " started without GPU access (docker run --gpus all)."
+        ),
+        fix=(
+            "Remove or correct CUDA_VISIBLE_DEVICES (indices start at 0: nvidia-smi -L lists"
+            " them); start containers with --gpus all. torchwise doctor shows what torch sees."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "cuda-out-of-memory",
@@ -201,6 +256,19 @@ KNOWN: list[KnownError] = [
     ),
     known("device-side-assert", r"device-side assert triggered", _device_assert, generic=True),
     known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
+    known(
+        "cuda-kernel-failure",
+        r"an illegal memory access was encountered|unspecified launch failure"
+        r"|misaligned address|cuda runtime error \(710\)",
+        _kernel_failure,
+        generic=True,
+    ),
+    known(
+        "cuda-unknown-error",
+        r"cuda runtime error \(30\) : unknown error|CUDA unknown error",
+        _cuda_unknown,
+    ),
+    known("no-cuda-gpus", r"No CUDA GPUs are available", _no_gpus),
     known(
         "cublas-failed",
         r"CUBLAS_STATUS_(\w+)(?: when calling `?'?(\w+))?",

@@ -1,4 +1,5 @@
-"""Known errors from DataLoader worker processes: how they start, talk and die.
+"""Known errors from the DataLoader: its samples, and the worker processes (how they start,
+talk and die).
 
 Workers are separate processes. With the spawn start method (Windows, macOS) everything they
 need is pickled and the main script is re-imported in each; batches come back through shared
@@ -109,6 +110,22 @@ def _bootstrapping(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _empty_dataset(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The dataset is empty (num_samples=0)",
+        meaning="A shuffling DataLoader's RandomSampler needs at least one sample; len(dataset) is 0.",
+        cause=(
+            "The dataset found no files: a wrong root path or pattern (relative to another"
+            " working directory), a split or filter that removed everything, or a __len__ that"
+            " returns 0."
+        ),
+        fix=(
+            "Print len(dataset) and the path it reads before building the loader; use an"
+            " absolute path or one relative to the script (Path(__file__).parent / 'data')."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
@@ -120,6 +137,11 @@ KNOWN: list[KnownError] = [
         r"Too many open files|received 0 items of ancdata"
         r"|unable to open shared memory object <[^>]*> in read-write mode",
         _open_files,
+    ),
+    known(
+        "empty-dataset",
+        r"num_samples should be a positive integer value, but got num_samples=0",
+        _empty_dataset,
     ),
     known(
         "dataloader-worker-killed",
