@@ -15,6 +15,7 @@ MODULES = [
     "torchwise.targets",
     "torchwise.reproducibility",
     "torchwise.data.loaders",
+    "torchwise.data.batch",
     "torchwise.runs.folder",
     "torchwise.train.optim",
     "torchwise.train.schedules",
