@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-BUGGY = "import torch\nmodel = Net()\ntorch.save(model, 'm.pt')\nsd = torch.load('m.pt')\n"
+BUGGY = "import torch\nmodel = Net().cuda()\ntorch.save(model, 'm.pt')\nsd = torch.load('ckpt.pt')\n"
 
 
 def run_lint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

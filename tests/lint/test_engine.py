@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import sys
 import textwrap
 import time
@@ -13,7 +14,7 @@ from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, load_config
 from torchwise.lint.engine import lint_paths, lint_source, noqa_lines
 
-LOAD = "import torch\nstate = torch.load('m.pt')\nwhole = torch.save(model, 'm.pt')\n"
+LOAD = "import torch\nstate = torch.load('ckpt.pt')\nwhole = torch.save(model, 'm.pt')\n"
 
 
 def codes(findings):
@@ -23,10 +24,10 @@ def codes(findings):
 def test_noqa_silences_the_named_code_only():
     source = (
         "import torch\n"
-        "a = torch.load('m.pt')  # noqa: TW110\n"
-        "b = torch.load('m.pt')  # noqa: TW111\n"
-        "c = torch.load('m.pt')  # noqa\n"
-        "d = torch.load('m.pt')  # NOQA: tw107, TW110\n"
+        "state_a = torch.load('m.pt')  # noqa: TW110\n"
+        "state_b = torch.load('m.pt')  # noqa: TW111\n"
+        "state_c = torch.load('m.pt')  # noqa\n"
+        "state_d = torch.load('m.pt')  # NOQA: tw107, TW110\n"
     )
     assert codes(lint_source(source)) == [("TW110", 3)]
     assert noqa_lines(source)[4] is None
@@ -125,15 +126,21 @@ def _generated_script(lines: int) -> str:
 
 
 def test_a_2000_line_file_lints_in_well_under_a_second():
-    source = _generated_script(2000)
-    assert source.count("\n") >= 2000
-    lint_source(source)  # warm the imports
-    started = time.perf_counter()
-    findings = lint_source(source)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, f"{elapsed:.2f}s"
-    assert findings == []
-    print(f"2000-line file: {elapsed * 1000:.0f} ms on {sys.platform}")
+    """Linear in the file's length, measured as a ratio in one process so that a busy machine
+    slows both sides alike; the absolute figure lives in benchmarks/lint_speed.py."""
+    small, large = _generated_script(250), _generated_script(2000)
+    assert large.count("\n") >= 2000 and lint_source(large) == []
+    times: dict[str, list[float]] = {"small": [], "large": []}
+    for _ in range(3):  # interleaved, so a burst of load hits both sides
+        for name, source in (("small", small), ("large", large)):
+            started = time.perf_counter()
+            lint_source(source)
+            times[name].append(time.perf_counter() - started)
+    ratio = statistics.median(times["large"]) / statistics.median(times["small"])
+    lines = large.count("\n") / small.count("\n")
+    # Linear work gives a ratio near `lines` (about 8); a rule that walks the file once per
+    # call (quadratic) gives about 64. Three times linear is the margin for noise.
+    assert ratio < 3 * lines, f"{ratio:.1f}x the time for {lines:.1f}x the lines"
 
 
 def test_lint_never_imports_torch():
@@ -159,7 +166,7 @@ def test_a_code_that_matches_no_rule_is_an_error(tmp_path):
     (tmp_path / "t.py").write_text(LOAD)
     with pytest.raises(LintError, match="'TW999' matches no rule") as caught:
         lint_paths([tmp_path], select=["TW999"])
-    assert "TW101-TW124" in caught.value.hint
+    assert "TW101-TW128" in caught.value.hint
     (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["E501"]\n')
     with pytest.raises(LintError, match="ignore: 'E501' matches no rule"):
         lint_paths([tmp_path])

@@ -37,6 +37,7 @@ def test_every_rule_documents_why_and_fix(code):
 def test_seed_rule_leaves_library_modules_to_their_scripts():
     library = (
         "def train_one_epoch(model, loader, optimizer):\n"
+        "    model.head = torch.nn.Linear(4, 2)\n"
         "    for x, y in loader:\n"
         "        optimizer.zero_grad()\n"
         "        model(x).sum().backward()\n"
@@ -51,6 +52,7 @@ def test_seed_rule_leaves_library_modules_to_their_scripts():
 def test_seed_rule_follows_module_level_calls_into_functions():
     script = (
         "def train(model, loader, optimizer):\n"
+        "    torch.nn.init.normal_(model.weight)\n"
         "    for x, y in loader:\n"
         "        optimizer.zero_grad()\n"
         "        model(x).sum().backward()\n"

@@ -72,6 +72,25 @@ def has_modulo(node: ast.AST) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
 
 
+# Objects whose .backward(loss) takes the loss as an argument (Accelerate, Fabric, DeepSpeed).
+_WRAPPERS = re.compile(r"(^|\.)(accelerator|fabric|engine|model_engine|trainer)$")
+
+
+def backward_loss(call: ast.Call) -> ast.expr | None:
+    """The loss a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``.
+
+    >>> ast.unparse(backward_loss(ast.parse("accelerator.backward(loss / 4)").body[0].value))
+    'loss / 4'
+    """
+    target = receiver(call)
+    if call.args and (method(call) != "backward" or _WRAPPERS.search(dotted(target) or "")):
+        return call.args[0]  # accelerator.backward(loss), torch.autograd.backward(loss)
+    if isinstance(target, ast.Call) and method(target) == "scale" and target.args:
+        return target.args[0]
+    return target
+
+
 def is_main_guard(node: ast.AST) -> bool:
     """``if __name__ == "__main__":``"""
     if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
@@ -227,6 +246,13 @@ class FileContext:
             if isinstance(current, Scope):
                 return
             current = self.parents.get(current)
+
+    def statement(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement that holds ``node`` (the node itself if it is one)."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(current)
+        return current
 
     def loops(self, node: ast.AST) -> list[Loop]:
         """Enclosing loops inside the same function, innermost first."""

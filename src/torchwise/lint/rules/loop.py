@@ -6,7 +6,16 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
+from torchwise.lint.context import (
+    FileContext,
+    backward_loss,
+    dotted,
+    has_modulo,
+    is_constant,
+    keyword,
+    method,
+    position,
+)
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
@@ -45,9 +54,7 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
             reported.add(loop)
-            yield Hit(
-                call, "backward() in a loop that steps the optimizer but never calls zero_grad()"
-            )
+            yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()")
 
 
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
@@ -133,9 +140,35 @@ def _printed_tensor(call: ast.Call) -> bool:
     return False
 
 
-@rule(
-    "TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)"
-)
+def _fresh_from_loader(ctx: FileContext, call: ast.Call) -> bool:
+    """``labels.numpy()`` on a loop variable of the data loop that nothing reassigned yet: the
+    DataLoader yields host tensors, so reading them waits for nothing."""
+    target = receiver_of(call)
+    if isinstance(target, ast.Attribute) and target.attr == "data":
+        target = target.value
+    if not isinstance(target, ast.Name):
+        return False
+    for loop in ctx.loops(call):
+        if not isinstance(loop, ast.For | ast.AsyncFor):
+            continue
+        names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        if target.id not in names:
+            continue
+        before = (
+            n
+            for n in ctx.walk(loop)
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)
+            and (n.end_lineno or 0, n.end_col_offset or 0) < position(call)
+        )
+        return not any(
+            isinstance(t, ast.Name) and t.id == target.id
+            for n in before
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        )
+    return False
+
+
+@rule("TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)")
 def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     """A host sync (``.item()``, ``.cpu()``, ``.numpy()``, ``print(tensor)``) on every step.
 
@@ -147,12 +180,12 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     for call in ctx.calls:
         name = method(call)
         is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
-        if not (name in _SYNC_METHODS and not call.args) and not (
-            is_print and _printed_tensor(call)
-        ):
+        if not (name in _SYNC_METHODS and not call.args) and not (is_print and _printed_tensor(call)):
             continue
         loop = _batch_loop(ctx, call)
         if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
+            continue
+        if not is_print and _fresh_from_loader(ctx, call):
             continue
         lines.add(call.lineno)
         what = "print() of a tensor" if is_print else f".{name}()"
@@ -177,14 +210,22 @@ def _scaled(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> bool:
     return False
 
 
-def _backward_loss(call: ast.Call) -> ast.expr | None:
-    """The loss a backward call differentiates: ``loss`` in ``scaler.scale(loss).backward()``."""
-    if call.args and method(call) != "backward":
-        return call.args[0]  # accelerator.backward(loss), torch.autograd.backward(loss)
-    target = receiver_of(call)
-    if isinstance(target, ast.Call) and method(target) == "scale" and target.args:
-        return target.args[0]
-    return target
+def _modulo_guard(ctx: FileContext, node: ast.AST, stop: ast.AST) -> ast.If | None:
+    """The innermost ``if ... % k ...`` between ``node`` and ``stop``."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is stop:
+            return None
+        if isinstance(ancestor, ast.If) and has_modulo(ancestor.test):
+            return ancestor
+    return None
+
+
+def _owned_by_other_step(ctx: FileContext, backward: ast.Call, step: ast.Call, loop: ast.AST) -> bool:
+    """Whether the first optimizer step after ``backward`` updates another optimizer (the
+    discriminator's own step right after its backward)."""
+    later = (c for c in ctx.calls_in(loop) if position(c) > position(backward))
+    first = next((c for c in later if ctx.is_optimizer_step(c)), None)
+    return first is not None and _stepped_optimizer(ctx, first) != _stepped_optimizer(ctx, step)
 
 
 @rule("TW116", Level.WARNING, hint="divide the loss by the number of accumulation steps")
@@ -201,10 +242,13 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
         if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
             continue
         scope = ctx.scope_of(step)
+        guard = _modulo_guard(ctx, step, loops[0])
         for call in ctx.calls_in(loops[0]):
             if call in reported or not ctx.is_backward(call):
                 continue
-            if not _scaled(ctx, _backward_loss(call), scope):
+            if guard in ctx.ancestors(call) or _owned_by_other_step(ctx, call, step, loops[0]):
+                continue  # a GAN's `if i % n_critic == 0:` generator update, not accumulation
+            if not _scaled(ctx, backward_loss(call), scope):
                 reported.add(call)
                 yield Hit(
                     call,
