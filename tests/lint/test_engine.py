@@ -5,7 +5,6 @@ from __future__ import annotations
 import statistics
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,8 @@ import pytest
 from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, load_config
 from torchwise.lint.engine import lint_paths, lint_source, noqa_lines
+
+from . import bench
 
 LOAD = "import torch\nstate = torch.load('ckpt.pt')\nwhole = torch.save(model, 'm.pt')\n"
 
@@ -95,47 +96,13 @@ def test_folders_skip_virtualenvs_and_caches(tmp_path):
     assert {Path(f.path).parent.name for f in lint_paths([tmp_path])} == {"src"}
 
 
-def _generated_script(lines: int) -> str:
-    block = textwrap.dedent(
-        """
-        def train_{n}(model, loader, optimizer, scheduler, scaler, criterion):
-            model.train()
-            for step, (x, y) in enumerate(loader):
-                optimizer.zero_grad(set_to_none=True)
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = criterion(model(x), y) / 4
-                scaler.scale(loss).backward()
-                if (step + 1) % 4 == 0:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    scaler.step(optimizer)
-                    scaler.update()
-                    scheduler.step()
-                if step % 100 == 0:
-                    print(step, loss.item())
-            model.eval()
-            with torch.no_grad():
-                for x, y in val_loader:
-                    criterion(model(x), y)
-        """
-    )
-    blocks = ["import torch\n"]
-    while sum(b.count("\n") for b in blocks) < lines:
-        blocks.append(block.format(n=len(blocks)))
-    return "".join(blocks)
-
-
 def test_a_2000_line_file_lints_in_well_under_a_second():
     """Linear in the file's length, measured as a ratio in one process so that a busy machine
-    slows both sides alike; the absolute figure lives in benchmarks/lint_speed.py."""
-    small, large = _generated_script(250), _generated_script(2000)
+    slows both sides alike; the absolute figure is benchmarks/lint_speed.py's."""
+    speed = bench.load("lint_speed")
+    small, large = speed.generated_script(250), speed.generated_script(2000)
     assert large.count("\n") >= 2000 and lint_source(large) == []
-    times: dict[str, list[float]] = {"small": [], "large": []}
-    for _ in range(3):  # interleaved, so a burst of load hits both sides
-        for name, source in (("small", small), ("large", large)):
-            started = time.perf_counter()
-            lint_source(source)
-            times[name].append(time.perf_counter() - started)
+    times = speed.time_lint({"small": small, "large": large}, repeats=3)
     ratio = statistics.median(times["large"]) / statistics.median(times["small"])
     lines = large.count("\n") / small.count("\n")
     # Linear work gives a ratio near `lines` (about 8); a rule that walks the file once per

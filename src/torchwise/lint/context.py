@@ -180,6 +180,12 @@ class FileContext:
         return None
 
     @cached_property
+    def mentions_accelerator(self) -> bool:
+        """Whether the file mentions a GPU or other accelerator at all; without one, tensors
+        stay on the CPU (no host syncs to fear, nothing saved on a GPU)."""
+        return bool(_ACCELERATOR_WORDS.search(self.source))
+
+    @cached_property
     def module_classes(self) -> frozenset[str]:
         """Classes defined here that subclass something called ``Module`` (nn.Module and kin)."""
         return frozenset(
@@ -381,4 +387,5 @@ class FileContext:
         return names
 
 
+_ACCELERATOR_WORDS = re.compile(r"cuda|\bgpu|accelerat|\bmps\b|\bxla\b|\.to\(\s*device", re.I)
 _DATA_WORDS = re.compile(r"loader|^dl$|_dl$|batches|^(train|val|valid|test|eval)$", re.I)

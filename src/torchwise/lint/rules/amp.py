@@ -102,6 +102,7 @@ def deprecated_cuda_amp(ctx: FileContext) -> Iterator[Hit]:
     versions take the device type, so the same code runs on CPU, CUDA, XPU and MPS.
     Fix: ``torch.amp.autocast("cuda", ...)`` and ``torch.amp.GradScaler("cuda")``
     (``torchwise lint --fix`` rewrites them).
+    Cannot see: the API reached through other aliases of ``torch.cuda`` (``cuda.amp``).
     """
     for node in ctx.nodes:
         if isinstance(node, ast.ImportFrom) and node.module == "torch.cuda.amp":

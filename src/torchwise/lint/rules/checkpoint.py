@@ -22,15 +22,16 @@ def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
     hint='pass map_location="cpu" (or the target device) and keep weights_only=True',
 )
 def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
-    """``torch.load`` with ``weights_only=False`` (error) or without ``map_location`` (info).
+    """``torch.load`` with ``weights_only=False`` (warning) or without ``map_location`` (info).
 
     Why: ``weights_only=False`` unpickles arbitrary code from the file: loading a
     downloaded checkpoint can run anything. Without ``map_location`` tensors go back to the
     device they were saved from, which fails on a CPU-only machine or piles every rank's
     copy onto GPU 0.
     Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
-    Cannot see: where the file was saved. It stays quiet for a path this file itself saves
-    (reloaded on the device that wrote it) and, in a script that never mentions a GPU, for
+    Cannot see: where the file was saved. It stays quiet for a path this file saved earlier
+    in the same run (reloaded on the device that wrote it) or only ever saves non-weights
+    (a cache of host tensors), and, in a script that never mentions a GPU, for
     loads that are not weights (data tensors made on the CPU); a checkpoint written by
     another script is assumed to come from a GPU.
     """
@@ -39,8 +40,8 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
             yield Hit(
                 call,
                 "torch.load(weights_only=False) runs arbitrary pickled code",
-                level=Level.ERROR,
-                hint="load with weights_only=True; save state_dicts, not objects",
+                level=Level.WARNING,
+                hint="only for files you trust; save state_dicts and load with weights_only=True",
             )
             continue
         if keyword(call, "map_location") is not None or len(call.args) >= 2:
@@ -49,7 +50,7 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
             continue  # **kwargs may carry it
         if _saved_here(ctx, call):
             continue  # a file this script writes itself, on the device it runs on
-        if not _GPU_WORDS.search(ctx.source) and not _loads_weights(ctx, call):
+        if not ctx.mentions_accelerator and not _loads_weights(ctx, call):
             continue  # data tensors in a CPU-only script
         last = max([*call.args, *call.keywords], key=position, default=None)
         edits = ()
@@ -63,7 +64,6 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
         )
 
 
-_GPU_WORDS = re.compile(r"cuda|gpu|accelerat|\bmps\b|xla|\.to\(\s*device", re.I)
 # Calls that only a module answers: the loaded object is a whole nn.Module.
 _MODULE_METHODS = frozenset(
     "eval train parameters named_parameters modules children forward generate state_dict "
@@ -112,8 +112,24 @@ def _saves(ctx: FileContext) -> list[tuple[ast.Call, str | None]]:
 
 
 def _saved_here(ctx: FileContext, load: ast.Call) -> bool:
+    """A path this file writes: earlier in the same run (reloaded on the device that wrote
+    it), or only ever with tensors that are not weights (a cache of host data)."""
     path = _path_text(ctx, _file_argument(load))
-    return path is not None and any(saved == path for _, saved in _saves(ctx))
+    saves = [save for save, saved in _saves(ctx) if path is not None and saved == path]
+    if any(position(save) < position(load) for save in saves):
+        return True
+    return bool(saves) and not any(_saves_weights(ctx, save) for save in saves)
+
+
+def _saves_weights(ctx: FileContext, save: ast.Call) -> bool:
+    obj = save.args[0] if save.args else keyword(save, "obj")
+    if obj is None:
+        return True
+    return any(
+        _WEIGHT_NAMES.search((dotted(n) or "").rsplit(".", 1)[-1]) or ctx.kind(n) == "model"
+        for n in ast.walk(obj)
+        if isinstance(n, ast.Name | ast.Attribute)
+    )
 
 
 def _whole_module_saved_to(ctx: FileContext, load: ast.Call) -> ast.Call | None:
@@ -207,6 +223,8 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     Why: pickling the module stores a reference to its class by import path; renaming or
     moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe).
     Fix: save ``model.state_dict()`` and rebuild the model before ``load_state_dict``.
+    Cannot see: a module held under a name that does not look like one (``torch.save(g, f)``
+    for a generator built elsewhere); it knows modules by their constructor or their name.
     """
     for call in _calls_to(ctx, "torch.save"):
         if call.args and isinstance(call.args[0], ast.Name | ast.Attribute):

@@ -152,6 +152,8 @@ def unseeded_random_split(ctx: FileContext) -> Iterator[Hit]:
     extra random call) moves samples between train and validation: metrics are not
     comparable across runs and a resumed run validates on training data.
     Fix: ``generator=torch.Generator().manual_seed(seed)``.
+    Cannot see: a global seed set right before the split (the split is then repeatable, but
+    still moves when code before it changes; it is reported).
     """
     for call in ctx.calls:
         if not (ctx.qualname(call.func) or "").endswith("random_split"):
@@ -188,6 +190,46 @@ def _is_iterable(ctx: FileContext, dataset: ast.expr | None) -> bool:
     return last in iterable_classes or "Iterable" in last or "Stream" in last
 
 
+_ORDER_KEYS = frozenset({"shuffle", "sampler", "batch_sampler"})
+
+
+def _dict_keys(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if isinstance(node, ast.Call) and dotted(node.func) == "dict":
+        return {k.arg for k in node.keywords if k.arg}
+    return set()
+
+
+def _shuffled_only_when(ctx: FileContext, spread: ast.expr) -> str | None:
+    """For ``DataLoader(ds, **kwargs)`` with ``kwargs`` built here: the ``if`` test under which
+    alone a ``.update()`` adds shuffle or a sampler; None when it always does or when the
+    dict cannot be read (a parameter, built elsewhere)."""
+    name = dotted(spread)
+    built = ctx.assignments.get(name or "", [])
+    if len(built) != 1 or not _dict_keys(built[0]) and not isinstance(built[0], ast.Dict):
+        return None
+    if _dict_keys(built[0]) & _ORDER_KEYS:
+        return None
+    conditions = []
+    for call in ctx.calls:
+        if method(call) != "update" or dotted(call.func.value) != name or not call.args:  # type: ignore[attr-defined]
+            continue
+        added = _dict_keys(call.args[0]) | _dict_keys(_value_of(ctx, call.args[0]))
+        if not added & _ORDER_KEYS:
+            continue
+        guard = next((a for a in ctx.ancestors(call) if isinstance(a, ast.If)), None)
+        if guard is None:
+            return None
+        conditions.append(ast.unparse(guard.test))
+    return conditions[0] if conditions else None
+
+
+def _value_of(ctx: FileContext, node: ast.expr) -> ast.AST:
+    values = ctx.assignments.get(dotted(node) or "", [])
+    return values[-1] if values else node
+
+
 @rule("TW122", Level.INFO, hint="DataLoader(train_set, shuffle=True, ...) or pass a sampler")
 def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
     """The training DataLoader is built without ``shuffle=True`` or a sampler.
@@ -195,15 +237,24 @@ def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
     Why: batches come in the same order every epoch (often sorted by class or by file
     name), which biases the gradient and hurts convergence.
     Fix: ``shuffle=True`` (or a ``DistributedSampler`` / other sampler under DDP).
-    Cannot see: what ``**kwargs`` hold (not reported), a subclass of DataLoader defined here
-    (not reported), or a dataset that shuffles itself; it knows a training loader by "train"
-    in its name or its dataset's.
+    Cannot see: ``**kwargs`` built elsewhere (not reported; a dict built here is read, and
+    ``shuffle`` added only under an ``if`` is reported), a subclass of DataLoader defined
+    here (not reported), or a dataset that shuffles itself; it knows a training loader by
+    "train" in its name or its dataset's.
     """
     for call in ctx.calls:
         if not _is_dataloader(ctx, call) or not _is_training_loader(ctx, call):
             continue
-        if any(k.arg is None for k in call.keywords):
-            continue  # DataLoader(ds, **kwargs): the kwargs may hold shuffle or a sampler
+        spread = [k.value for k in call.keywords if k.arg is None]
+        if spread:
+            condition = _shuffled_only_when(ctx, spread[0])
+            if condition:
+                yield Hit(
+                    call,
+                    f"training DataLoader shuffles only when {condition}: on the "
+                    "other path every epoch sees the same order",
+                )
+            continue
         if keyword(call, "sampler") is not None or keyword(call, "batch_sampler") is not None:
             continue
         shuffle = keyword(call, "shuffle") or (call.args[2] if len(call.args) > 2 else None)

@@ -131,11 +131,11 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     batch's statistics (and updates its running ones), so validation numbers are noisy,
     wrong, and change the model.
     Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
+    It also reports ``run_epoch(loader, train=False)`` of one function that trains under
+    ``if train:`` and evaluates otherwise without ever switching mode.
     Cannot see: models whose layers live in another file (it reports them; a model built here
     from layers without dropout or batch norm is not reported), an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
-    Also catches one ``run_epoch(loader, train=False)`` that trains under ``if train:`` and
-    evaluates otherwise without ever switching mode.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -242,6 +242,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     never comes: evaluation takes about twice the memory and runs slower.
     Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
     ``@torch.no_grad()`` decorator on the evaluation function.
+    Cannot see: a no_grad set by the caller in another file, or a loop it does not recognise
+    as evaluation (no data-like name, no eval()).
     """
     for loop, no_grad in evaluation_loops(ctx):
         if not no_grad:
@@ -255,6 +257,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     Why: after the first validation the model stays in eval mode, so every later epoch
     trains without dropout and with frozen batch-norm statistics.
     Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
+    Cannot see: a ``train()`` made in a helper of another file (it then reports the eval).
     """
     reported: set[ast.AST] = set()
     for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
@@ -277,6 +280,7 @@ def backward_under_no_grad(ctx: FileContext) -> Iterator[Hit]:
     Why: no graph was recorded for the loss, so backward raises "element 0 of tensors does
     not require grad" (or, for a loss built outside the block, silently mixes modes).
     Fix: compute the loss and call backward outside the no_grad block.
+    Cannot see: no_grad switched on by a caller in another file, or through a variable.
     """
     for call in ctx.calls:
         if ctx.is_backward(call) and ctx.under_no_grad(call):
@@ -290,6 +294,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     Why: a freshly built module is in train mode; predictions then use dropout and
     batch statistics and differ from run to run and from the validation numbers.
     Fix: ``model.eval()`` after ``load_state_dict`` (and run inference under no_grad).
+    Cannot see: an eval() made inside the model's own methods or a helper of another file.
     """
     for load in ctx.calls:
         model = receiver_of(load)

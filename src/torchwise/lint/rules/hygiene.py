@@ -42,6 +42,8 @@ def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
     (or any evaluation with another batch size) fails with a shape error or, worse, mixes
     samples together.
     Fix: take the batch size from the input: ``x.view(x.size(0), -1)`` or ``x.flatten(1)``.
+    Cannot see: a literal that really is a fixed dimension of a model that only ever sees
+    one batch size; it looks only at ``forward``.
     """
     forwards = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef) and n.name == "forward")
     for function in forwards:
@@ -154,6 +156,7 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
     a new attribute and the parameter keeps training; ``model.requires_grad = False`` on a
     module does the same; assigning ``requires_grad_`` replaces the method.
     Fix: ``p.requires_grad = False`` on tensors, ``module.requires_grad_(False)`` on modules.
+    Cannot see: modules held under names that do not look like modules.
     """
     for node in ctx.nodes:
         if not isinstance(node, ast.Attribute):

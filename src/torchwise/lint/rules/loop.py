@@ -44,6 +44,8 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
     gradients so far and training diverges. Deliberate accumulation still zeroes them, under
     the same ``if (i + 1) % k == 0`` as the step, and is not reported.
     Fix: call ``optimizer.zero_grad()`` in the loop (before ``backward`` or after ``step``).
+    Cannot see: a zero_grad made by a helper in another file or by a framework hook; it
+    needs the backward and the step in one loop of this file.
     """
     reported: set[ast.AST] = set()
     for call in ctx.calls:
@@ -71,6 +73,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Why: without a backward the step uses stale or no gradients; a ``zero_grad()`` between
     ``backward()`` and ``step()`` throws the fresh gradients away, so the model never learns.
     Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
+    Cannot see: a backward run by a helper in another file (then it may report a step as
+    having none); closures other than ``step(closure)``.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -175,7 +179,12 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     Why: each one waits for the GPU to finish all queued work, so the CPU cannot run ahead
     and the GPU idles between steps; on small models this costs 10-30 % of throughput.
     Fix: keep running sums as tensors and read them under ``if step % log_every == 0``.
+    Cannot see: whether the tensor is really on a GPU (it stays quiet in a file that never
+    mentions one, and for batches straight from the loader) or how costly the model's step
+    is next to the sync; a sync the algorithm needs every step is still reported.
     """
+    if not ctx.mentions_accelerator:
+        return  # a CPU-only script: reading a value waits for nothing
     lines: set[int] = set()
     for call in ctx.calls:
         name = method(call)
@@ -235,6 +244,8 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     Why: summing k backward passes makes the gradient k times larger than one batch of the
     same total size, which acts like a k-times larger learning rate.
     Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
+    Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
+    then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
     """
     reported: set[ast.Call] = set()
     for step in ctx.calls:
@@ -264,6 +275,8 @@ def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
     Why: filling gradients with zeros launches a memset per parameter and keeps the memory
     allocated; setting them to None is free and lets the next backward write them fresh.
     Fix: ``optimizer.zero_grad()`` (``set_to_none=True`` is the default), or ``p.grad = None``.
+    Cannot see: code that reads ``.grad`` after zeroing and needs zeros there (then keep it
+    and ``# noqa: TW123``).
     """
     for call in ctx.calls:
         flag = keyword(call, "set_to_none")
