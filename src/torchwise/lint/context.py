@@ -297,14 +297,18 @@ class FileContext:
                 return any(self.is_no_grad(d) for d in ancestor.decorator_list)
         return False
 
-    def under_modulo(self, node: ast.AST, stop: ast.AST) -> bool:
-        """Whether an ``if ... % k ...`` sits between ``node`` and ``stop``."""
+    def modulo_guard(self, node: ast.AST, stop: ast.AST) -> ast.If | None:
+        """The innermost ``if ... % k ...`` between ``node`` and ``stop``, else None."""
         for ancestor in self.ancestors(node):
             if ancestor is stop:
-                return False
+                return None
             if isinstance(ancestor, ast.If) and has_modulo(ancestor.test):
-                return True
-        return False
+                return ancestor
+        return None
+
+    def under_modulo(self, node: ast.AST, stop: ast.AST) -> bool:
+        """Whether an ``if ... % k ...`` sits between ``node`` and ``stop``."""
+        return self.modulo_guard(node, stop) is not None
 
     # --- what is inside -----------------------------------------------------------------
 

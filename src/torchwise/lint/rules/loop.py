@@ -10,7 +10,6 @@ from torchwise.lint.context import (
     FileContext,
     backward_loss,
     dotted,
-    has_modulo,
     is_constant,
     keyword,
     method,
@@ -219,16 +218,6 @@ def _scaled(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> bool:
     return False
 
 
-def _modulo_guard(ctx: FileContext, node: ast.AST, stop: ast.AST) -> ast.If | None:
-    """The innermost ``if ... % k ...`` between ``node`` and ``stop``."""
-    for ancestor in ctx.ancestors(node):
-        if ancestor is stop:
-            return None
-        if isinstance(ancestor, ast.If) and has_modulo(ancestor.test):
-            return ancestor
-    return None
-
-
 def _owned_by_other_step(ctx: FileContext, backward: ast.Call, step: ast.Call, loop: ast.AST) -> bool:
     """Whether the first optimizer step after ``backward`` updates another optimizer (the
     discriminator's own step right after its backward)."""
@@ -253,7 +242,7 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
         if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
             continue
         scope = ctx.scope_of(step)
-        guard = _modulo_guard(ctx, step, loops[0])
+        guard = ctx.modulo_guard(step, loops[0])
         for call in ctx.calls_in(loops[0]):
             if call in reported or not ctx.is_backward(call):
                 continue
