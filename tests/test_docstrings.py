@@ -31,6 +31,11 @@ MODULES = [
     "torchwise.train.state_codec",
     "torchwise.train.tensor_file",
     "torchwise.train.weights",
+    "torchwise.export.signature",
+    "torchwise.export.formats",
+    "torchwise.export.verify",
+    "torchwise.export.manifest",
+    "torchwise.export.exporter",
 ]
 
 
