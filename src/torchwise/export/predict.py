@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,33 +20,9 @@ import torch
 
 from torchwise.errors import DataError
 from torchwise.export.input_files import RawInputs, read_inputs
-from torchwise.export.manifest import Normalization
-from torchwise.export.signature import InputSignature, check_tensor
+from torchwise.export.loading import Predictor, load_predictor
 
 DEFAULT_BATCH_SIZE = 256
-
-
-@dataclass
-class Predictor:
-    """A model ready for batch inference, with what its manifest (or its run) says about it."""
-
-    run: Callable[[list[torch.Tensor]], list[torch.Tensor]]  # input tensors -> output tensors
-    signature: InputSignature
-    output_names: list[str]
-    task: dict[str, Any]
-    normalization: Normalization | None
-    feature_names: list[str] | None = None
-    target_name: str | None = None
-
-    def model_inputs(self, raw: Any) -> list[torch.Tensor]:
-        """Raw inputs -> the model's input tensors: the run's transform for float features, float64
-        (numpy's default) read as float32; anything else must already match the signature."""
-        if self.signature.structure == "tensor" and isinstance(raw, torch.Tensor):
-            spec = self.signature.tensors[0]
-            if spec.dtype.startswith("float") and raw.dtype != torch.bool:
-                check_tensor(spec, raw, any_batch=True, dtype=False)  # the shape, before the transform
-                raw = self.normalization.apply(raw) if self.normalization is not None else raw.to(torch.float32)
-        return self.signature.flatten(_float64_to_float32(raw), any_batch=True)
 
 
 @dataclass
@@ -133,8 +108,6 @@ def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_
     tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
     written there (CSV, or JSON for ``.json``).
     """
-    from torchwise.export.loading import load_predictor
-
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
     predictor = load_predictor(Path(source), checkpoint=checkpoint)
@@ -190,9 +163,3 @@ def _in_memory(inputs: Any) -> RawInputs:
         converted = tensor(inputs)
         count = len(converted)
     return RawInputs(inputs=converted, ids=[str(i) for i in range(count)])
-
-
-def _float64_to_float32(raw: Any) -> Any:
-    from torchwise.data.batch import map_tensors
-
-    return map_tensors(raw, lambda t: t.to(torch.float32) if t.dtype == torch.float64 else t)
