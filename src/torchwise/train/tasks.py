@@ -124,11 +124,13 @@ def check_output_shape(task: Task, output: torch.Tensor, target: torch.Tensor, *
     shapes = f"model output has shape {list(output.shape)} but"
     if task.kind == "classification":
         want = num_classes or "num_classes"
-        if output.dim() == target.dim() == 1 or (output.dim() == target.dim() and not target.is_floating_point()):
+        zeros_and_ones = bool(((target == 0) | (target == 1)).all())
+        one_per_class = output.shape == target.shape and output.dim() > 1 and zeros_and_ones
+        if output.dim() == target.dim() and not one_per_class:
             raise ModelError(f"{shapes} classification targets of shape {list(target.shape)} need one more "
                              f"dimension on the output: [batch, {want}]",
                              hint=f"make {layer} output {want} features (one logit per class)")
-        if output.dim() == target.dim():
+        if one_per_class:
             raise ModelError(f"{shapes} classification targets {list(target.shape)} {target.dtype} hold one value "
                              "per class, not a class index",
                              hint="for 0/1 labels per class set task.type=multilabel; for one class per sample "
