@@ -16,6 +16,8 @@ MODULES = [
     "torchwise.reproducibility",
     "torchwise.data.loaders",
     "torchwise.data.batch",
+    "torchwise.train.metrics",
+    "torchwise.train.tasks",
     "torchwise.runs.folder",
     "torchwise.train.optim",
     "torchwise.train.schedules",
