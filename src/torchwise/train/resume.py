@@ -17,8 +17,8 @@ from torchwise.config import RunConfig, apply_override, load_config
 from torchwise.errors import ResumeError
 
 if TYPE_CHECKING:
-    from torchwise.train.checkpoint import Checkpoint
-    from torchwise.train.loop import LoopContext, LoopState
+    from torchwise.checkpoints.checkpoint import Checkpoint
+    from torchwise.train.context import LoopContext, LoopState
 
 # Overrides a resume may take: they extend or watch the run, never change a step's result.
 EXTENDING = ("train.epochs", "train.max_steps", "early_stop.", "log.", "checkpoint.")
@@ -64,15 +64,17 @@ def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, prec
 
 def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     """Load everything a checkpoint holds into a freshly built context; RNGs last."""
+    from torchwise.checkpoints.checkpoint import check_compatible
     from torchwise.reproducibility import restore_rng_state
-    from torchwise.train.checkpoint import check_compatible
-    from torchwise.train.loop import LoopState
+    from torchwise.train.context import LoopState
 
     check_compatible(checkpoint, ctx.model)
     training = checkpoint.training_state
     ctx.model.load_state_dict(checkpoint.model_state)
     ctx.optimizer.load_state_dict(training["optimizer"])
     ctx.scaler.load_state_dict(training["scaler"])
+    if ctx.scheduler is not None:
+        ctx.scheduler.load_state_dict(training["scheduler"])
     # The tracker's record comes back; its settings (patience, min_delta) are the config's, which
     # a resume may extend.
     ctx.early_stop.load_state_dict({k: training["early_stop"][k] for k in ("best", "best_epoch", "best_step",
@@ -89,7 +91,9 @@ def code_fingerprint(cfg: RunConfig) -> dict[str, str]:
     import importlib.util
     import sys
 
-    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.task.loss) if t]
+    specs = [cfg.task.loss, *cfg.task.metrics.values()]
+    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.optim.target, cfg.schedule.target,
+                           *(spec.target for spec in specs if spec is not None)) if t]
     prints = {}
     for target in targets:
         module_name = target.partition(":")[0]

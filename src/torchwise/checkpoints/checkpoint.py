@@ -1,0 +1,386 @@
+"""Checkpoints you can trust: no pickle, every byte checksummed, swapped into place atomically.
+
+A checkpoint is a folder of three files: ``model.safetensors`` (the weights),
+``state.safetensors`` (every tensor of the training state: optimizer, scheduler, scaler, RNG)
+and ``meta.json`` (everything else, the format version, the torch and torchwise versions,
+the caller's ``meta`` such as ``config_hash``, and the sha256 and size of both tensor files).
+meta.json carries its own sha256 too, so a flipped bit anywhere is caught.
+
+Where the folder lives and how it is swapped in atomically: see `checkpoint_folder`.
+
+>>> import tempfile, torch
+>>> from pathlib import Path
+>>> last = Path(tempfile.mkdtemp()) / "last"
+>>> save_checkpoint(last, model_state={"w": torch.ones(2)}, training_state={"step": 7},
+...                 meta={"config_hash": "abc"})
+>>> checkpoint = load_checkpoint(last)
+>>> checkpoint.training_state, checkpoint.meta["config_hash"]
+({'step': 7}, 'abc')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import torchwise
+from torchwise.checkpoints.checkpoint_folder import (
+    META_FILE,
+    cleanup_stale,
+    copy_checkpoint,
+    delete_checkpoint,
+    find_checkpoint,
+    publish_folder,
+)
+from torchwise.checkpoints.compare import compare_state_dicts
+from torchwise.checkpoints.state_codec import flatten_state, unflatten_state, view_key
+from torchwise.checkpoints.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
+from torchwise.errors import CheckpointError
+
+FORMAT = "torchwise-checkpoint"
+FORMAT_VERSION = 1
+MODEL_FILE = "model.safetensors"
+STATE_FILE = "state.safetensors"
+TENSOR_FILES = (MODEL_FILE, STATE_FILE)
+_FILE_FIELDS = ("sha256", "size")  # what meta.json records of each tensor file
+_RESERVED = frozenset(
+    {
+        "meta_sha256",
+        "format",
+        "format_version",
+        "torchwise_version",
+        "torch_version",
+        "files",
+        "model_aliases",
+        "training_state",
+    }
+)
+_HINT_CORRUPT = (
+    "the checkpoint was cut off or corrupted; resume from checkpoints/best or another "
+    "checkpoint, or start over"
+)
+
+
+__all__ = [
+    "Checkpoint",
+    "check_compatible",
+    "copy_checkpoint",
+    "cleanup_stale",
+    "delete_checkpoint",
+    "find_checkpoint",
+    "load_checkpoint",
+    "save_checkpoint",
+    "verify_checkpoint",
+]
+
+
+@dataclass
+class Checkpoint:
+    """What `load_checkpoint` returns; ``path`` is the folder it was read from."""
+
+    model_state: dict[str, torch.Tensor]
+    training_state: Any
+    meta: dict[str, Any]
+    path: Path
+
+
+def save_checkpoint(
+    directory: Path,
+    *,
+    model_state: Mapping[str, torch.Tensor],
+    training_state: Any,
+    meta: Mapping[str, Any],
+) -> None:
+    """Write a checkpoint at ``directory`` atomically: afterwards it holds the new one, and at
+    every instant before it held the complete old one.
+
+    ``training_state`` is any nesting `flatten_state` accepts; ``meta`` is plain JSON
+    (e.g. ``{"config_hash": ..., "step": ..., "epoch": ...}``). Tied weights (one tensor under
+    two keys) are stored once and come back as one tensor under both keys.
+
+    >>> import tempfile, torch
+    >>> from pathlib import Path
+    >>> save_checkpoint(Path(tempfile.mkdtemp()) / "last", model_state={"w": torch.ones(1)},
+    ...                 training_state={"rng": torch.get_rng_state()}, meta={"step": 1})
+    """
+    directory = Path(directory)
+    state_tensors, skeleton = flatten_state(training_state)
+    model_tensors, aliases = _dedupe(model_state)
+    document = _meta_document(meta, aliases=aliases, skeleton=skeleton)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    _drop_replaced_from_page_cache(directory)
+
+    def write(tmp: Path) -> None:
+        files = {}
+        for file_name, tensors in ((MODEL_FILE, model_tensors), (STATE_FILE, state_tensors)):
+            digest, size = write_safetensors(tmp / file_name, tensors)
+            files[file_name] = {"sha256": digest, "size": size}
+        _write_meta(tmp / META_FILE, {**document, "files": files})
+
+    publish_folder(directory, write)
+
+
+def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu") -> Checkpoint:
+    """Verify and read the checkpoint at ``directory``; nothing is deserialised before both
+    checksums match. ``map_location`` places the weights; training-state tensors stay on
+    the CPU (``optimizer.load_state_dict`` moves its state to each parameter's device, and
+    RNG states must be CPU tensors). CPU tensors are memory-mapped copy-on-write from the
+    verified files: writing to them (an optimizer step) never changes the checkpoint.
+
+    Raises `CheckpointError` naming the file and the problem for any missing, cut-off,
+    corrupted, edited or newer-format checkpoint.
+    """
+    directory = Path(directory)
+    path = find_checkpoint(directory)
+    if path is None:
+        raise CheckpointError(
+            f"there is no checkpoint at {directory}",
+            hint="check the run folder, or start a new run",
+        )
+    try:
+        return _load_folder(path, map_location)
+    except CheckpointError:
+        # A writer may have swapped in a new checkpoint and deleted this one while we read
+        # it (e.g. `torchwise export` during training): read the new one, once.
+        newer = find_checkpoint(directory)
+        if newer is None or newer == path:
+            raise
+        return _load_folder(newer, map_location)
+
+
+def verify_checkpoint(directory: Path) -> None:
+    """All the checks of `load_checkpoint`; raises `CheckpointError` or returns None.
+
+    Tensor files are memory-mapped, not copied, so this costs one read of each file for its
+    checksum.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state={}, training_state={}, meta={})
+    >>> verify_checkpoint(last)
+    """
+    load_checkpoint(directory)
+
+
+def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
+    """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
+    (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> last = Path(tempfile.mkdtemp()) / "last"
+    >>> save_checkpoint(last, model_state=torch.nn.Linear(2, 1).state_dict(), training_state={},
+    ...                 meta={})
+    >>> check_compatible(load_checkpoint(last), torch.nn.Linear(3, 1))
+    Traceback (most recent call last):
+    ...
+    torchwise.errors.CheckpointError: ... weight: file [1, 2] vs model [1, 3]
+    hint: ...
+    """
+    report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
+    if not report.ok:
+        raise CheckpointError(
+            f"the checkpoint {checkpoint.path} belongs to another model: {report.describe()}",
+            hint="resume with the model config the run was started with, or use model.init_from "
+            "with strict: false to start a new run from the weights that fit",
+        )
+
+
+def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
+    document = _read_meta(path / META_FILE)
+    _check_tensor_files(path, document)
+    model_state = _load_tensors(path / MODEL_FILE, map_location)
+    state_tensors = _load_tensors(path / STATE_FILE, "cpu")
+    try:
+        for alias, target in _aliases(document, model_state).items():
+            model_state[alias] = model_state[target]
+        training_state = unflatten_state(state_tensors, document["training_state"])
+    except CheckpointError as error:
+        raise CheckpointError(
+            f"{path / META_FILE} does not match the tensor files: {error.message}",
+            hint=_HINT_CORRUPT,
+        ) from None
+    meta = {
+        key: value
+        for key, value in document.items()
+        if key not in ("training_state", "meta_sha256")
+    }
+    return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
+
+
+def _drop_replaced_from_page_cache(directory: Path) -> None:
+    """The checkpoint this save replaces is deleted at its end. Dropping its cached pages first
+    lets this save's writes reuse that memory at once, as torch.save's truncate-and-rewrite
+    does; fresh memory is slow where a VM hands free memory back to its host (a 400 MB save
+    took 0.6-1.2 s instead of 0.4 s on a Firecracker VM with free page reporting)."""
+    try:
+        current = find_checkpoint(directory)
+    except CheckpointError:
+        return
+    for file_name in (*TENSOR_FILES, META_FILE) if current is not None else ():
+        if (current / file_name).is_file():
+            drop_from_page_cache(current / file_name)
+
+
+def _dedupe(
+    model_state: Mapping[str, torch.Tensor],
+) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
+    """Store tied weights once: safetensors files hold no shared memory. On load the alias
+    key gets the same tensor back, and ``model.load_state_dict`` keeps the tie either way."""
+    tensors: dict[str, torch.Tensor] = {}
+    aliases: dict[str, str] = {}
+    first_key_of_view: dict[tuple[Any, ...], str] = {}
+    for key, tensor in model_state.items():
+        if type(key) is not str or not isinstance(tensor, torch.Tensor):
+            raise CheckpointError(
+                f"model_state[{key!r}] is a {type(tensor).__qualname__}, not a tensor",
+                hint="pass model.state_dict() as model_state",
+            )
+        view = view_key(tensor)
+        if view is not None and view in first_key_of_view:
+            aliases[key] = first_key_of_view[view]
+            continue
+        if view is not None:
+            first_key_of_view[view] = key
+        tensors[key] = tensor
+    return tensors, aliases
+
+
+def _meta_document(
+    meta: Mapping[str, Any], *, aliases: dict[str, str], skeleton: Any
+) -> dict[str, Any]:
+    clash = sorted(_RESERVED.intersection(meta))
+    if clash:
+        raise CheckpointError(
+            f"checkpoint meta may not use the reserved keys {clash}",
+            hint=f"rename them; reserved: {sorted(_RESERVED)}",
+        )
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "torchwise_version": torchwise.__version__,
+        "torch_version": torch.__version__,
+        **meta,
+        "model_aliases": aliases,
+        "training_state": skeleton,
+    }
+
+
+def _canonical(document: dict[str, Any]) -> bytes:
+    return (json.dumps(document, indent=1, ensure_ascii=True, allow_nan=False) + "\n").encode()
+
+
+def _write_meta(path: Path, document: dict[str, Any]) -> None:
+    try:
+        body = _canonical(document)
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(
+            f"checkpoint meta is not plain JSON: {error}",
+            hint="meta holds str, int, finite float, bool, None, list and "
+            "dict with str keys; put tensors in training_state",
+        ) from None
+    sealed = {"meta_sha256": hashlib.sha256(body).hexdigest(), **document}
+    with open(path, "wb") as file:
+        file.write(_canonical(sealed))
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(f"cannot read {path}: {error.strerror}", hint=_HINT_CORRUPT) from None
+    try:
+        document = json.loads(raw.decode("utf-8"))
+        # Byte-exact canonical form and self-checksum: no edit, even whitespace, goes unseen.
+        canonical = type(document) is dict and _canonical(document) == raw
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise CheckpointError(f"{path} is not valid JSON", hint=_HINT_CORRUPT) from None
+    if not canonical:
+        raise CheckpointError(f"{path} is not in the form torchwise writes", hint=_HINT_CORRUPT)
+    claimed = document.pop("meta_sha256", None)
+    if claimed != hashlib.sha256(_canonical(document)).hexdigest():
+        raise CheckpointError(
+            f"{path} fails its checksum: it was edited or corrupted", hint=_HINT_CORRUPT
+        )
+    if document.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{path} is not a torchwise checkpoint", hint="point to a checkpoint folder"
+        )
+    version = document.get("format_version")
+    if type(version) is int and version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has checkpoint format {version}; this torchwise reads format {FORMAT_VERSION}",
+            hint="upgrade torchwise to the version that wrote it "
+            f"({document.get('torchwise_version')!r})",
+        )
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has an unknown format version {version!r}", hint=_HINT_CORRUPT
+        )
+    if "training_state" not in document:
+        raise CheckpointError(f"{path} has no training_state", hint=_HINT_CORRUPT)
+    return document
+
+
+def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
+    files = document.get("files")
+    if type(files) is not dict or set(files) != set(TENSOR_FILES):
+        raise CheckpointError(
+            f"{path / META_FILE} does not list the tensor files", hint=_HINT_CORRUPT
+        )
+    for file_name in TENSOR_FILES:
+        expected, file_path = files[file_name], path / file_name
+        if type(expected) is not dict or [type(expected.get(k)) for k in _FILE_FIELDS] != [
+            str,
+            int,
+        ]:
+            raise CheckpointError(
+                f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
+            )
+        try:
+            size = file_path.stat().st_size
+            digest = sha256_file(file_path) if size == expected["size"] else None
+        except FileNotFoundError:
+            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT) from None
+        except OSError as error:
+            raise CheckpointError(f"cannot read {file_path}: {error}", hint=_HINT_CORRUPT) from None
+        if size != expected["size"]:
+            raise CheckpointError(
+                f"{file_path} has {size} bytes where {expected['size']} were written: it was cut "
+                "off or overwritten",
+                hint=_HINT_CORRUPT,
+            )
+        if digest != expected["sha256"]:
+            raise CheckpointError(
+                f"{file_path} fails its sha256 checksum: its bytes changed since it was written",
+                hint=_HINT_CORRUPT,
+            )
+
+
+def _load_tensors(path: Path, device: str | torch.device) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(path, device=str(device))
+    except Exception as error:  # checksum matched, so this is a bad device or a forged file
+        raise CheckpointError(f"{path} cannot be read: {error}", hint=_HINT_CORRUPT) from None
+
+
+def _aliases(document: dict[str, Any], model_state: dict[str, torch.Tensor]) -> dict[str, str]:
+    aliases = document.get("model_aliases")
+    if type(aliases) is not dict or not all(
+        type(target) is str and target in model_state and alias not in model_state
+        for alias, target in aliases.items()
+    ):
+        raise CheckpointError("model_aliases does not name tied weights in model.safetensors")
+    return aliases
