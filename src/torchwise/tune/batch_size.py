@@ -175,12 +175,12 @@ def find_largest(work: Workload, *, budget: int | None = None, limit: int | None
 
 
 def find_batch_size(model: torch.nn.Module, data: Any, *, budget: int | str | None = None,
-                    limit: int | None = None, config: Any = None, loss_fn: Any = None,
-                    optimizer: torch.optim.Optimizer | None = None) -> BatchSizeResult:
+                    limit: int | None = None, config: Any = None, loss: Any = None,
+                    optimizer: Any = None) -> BatchSizeResult:
     """`tune batch-size` from Python; ``budget`` in bytes or as text ("8GiB")."""
     from torchwise.tune.units import parse_size
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn, optimizer=optimizer)
+    work = from_objects(model, data, config=config, loss=loss, optimizer=optimizer)
     budget_bytes = parse_size(budget) if isinstance(budget, str) else budget
     return find_largest(work, budget=budget_bytes, limit=limit)

@@ -99,11 +99,11 @@ def measure_compile(work: Workload, *, steps: int = 20, warmup: int = 3, batch_s
                          run_steps=total, pays=pays, message=message)
 
 
-def compile_gain(model: torch.nn.Module, data: Any, *, config: Any = None, loss_fn: Any = None,
-                 optimizer: torch.optim.Optimizer | None = None, steps: int = 20,
+def compile_gain(model: torch.nn.Module, data: Any, *, config: Any = None, loss: Any = None,
+                 optimizer: Any = None, steps: int = 20,
                  batch_size: int | None = None) -> CompileResult:
     """`tune compile` from Python, on the ``model`` and ``data`` you would give `fit`."""
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn, optimizer=optimizer)
+    work = from_objects(model, data, config=config, loss=loss, optimizer=optimizer)
     return measure_compile(work, steps=steps, batch_size=batch_size)

@@ -105,7 +105,6 @@ def suggest(lrs: list[float], smoothed: list[float]) -> tuple[float, float, floa
 def range_test(work: Workload, *, start_lr: float = 1e-7, end_lr: float = 10.0, num_steps: int = 100,
                beta: float = 0.98, diverge_factor: float = 4.0, batch_size: int | None = None) -> LRFinderResult:
     """Run the range test on a `Workload`; its model, optimizer, scheduler and RNGs are restored."""
-    from torchwise.train.optim import set_lr
     from torchwise.tune.state import preserved
     from torchwise.tune.workload import sample_batch, train_step
 
@@ -115,7 +114,8 @@ def range_test(work: Workload, *, start_lr: float = 1e-7, end_lr: float = 10.0, 
     with preserved(work.model, work.optimizer, work.scheduler):
         work.model.train()
         for step, lr in enumerate(lr_schedule(start_lr, end_lr, num_steps)):
-            set_lr(work.optimizer, peak_lr=lr, factor=1.0)  # keeps each group's lr_multiplier
+            for group in work.optimizer.param_groups:  # each group keeps its lr_multiplier
+                group["lr"] = lr * group.get("lr_multiplier", 1.0)
             loss = float(train_step(work, sample_batch(work, batch_size, offset=step * batch_size)))
             lrs.append(lr)
             losses.append(loss)
@@ -162,11 +162,11 @@ def plot(result: LRFinderResult, path: Path) -> Path:
     return path
 
 
-def lr_range_test(model: Any, data: Any, *, config: Any = None, loss_fn: Any = None, optimizer: Any = None,
+def lr_range_test(model: Any, data: Any, *, config: Any = None, loss: Any = None, optimizer: Any = None,
                   scheduler: Any = None, start_lr: float = 1e-7, end_lr: float = 10.0, num_steps: int = 100,
                   batch_size: int | None = None) -> LRFinderResult:
     """`tune lr` from Python, on the ``model`` and ``data`` you would give `fit`."""
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn, optimizer=optimizer, scheduler=scheduler)
+    work = from_objects(model, data, config=config, loss=loss, optimizer=optimizer, scheduler=scheduler)
     return range_test(work, start_lr=start_lr, end_lr=end_lr, num_steps=num_steps, batch_size=batch_size)

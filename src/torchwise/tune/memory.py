@@ -252,10 +252,10 @@ def _checkpointing(first: StepTrace, second: StepTrace, batch_size: int, peak: i
 
 
 def estimate_memory(model: torch.nn.Module, data: Any, *, batch_size: int | None = None, config: Any = None,
-                    loss_fn: Any = None, optimizer: torch.optim.Optimizer | None = None,
+                    loss: Any = None, optimizer: Any = None,
                     probe_sizes: tuple[int, int] = (2, 4), bf16: bool = True) -> MemoryEstimate:
     """`tune memory` from Python: ``model`` and ``data`` (a Dataset or DataLoader) as `fit` takes them."""
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn, optimizer=optimizer)
+    work = from_objects(model, data, config=config, loss=loss, optimizer=optimizer)
     return estimate_workload(work, batch_size=batch_size, probe_sizes=probe_sizes, bf16=bf16)

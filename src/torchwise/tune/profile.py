@@ -36,8 +36,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchwise.data.batch import to_device
-from torchwise.tune.workload import Workload, backward, optimizer_step, step_loss
+from torchwise.tune.workload import Workload, backward, optimizer_step, step_loss, to_device
 
 PHASES = ("data_wait", "host_to_device", "forward", "backward", "optimizer", "logging")
 HOST_READS = {"aten._local_scalar_dense.default", "aten.equal.default", "aten.is_nonzero.default",
@@ -139,7 +138,7 @@ def timed_step(work: Workload, batches: Iterator[Any], *, phases: bool) -> dict[
 
     batch = next(batches)
     mark()
-    batch = to_device(batch, device)
+    batch = to_device(work, batch)
     mark()
     loss = step_loss(work, batch)
     mark()
@@ -173,8 +172,8 @@ def attainable_flops(device: torch.device, dtype: torch.dtype = torch.float32) -
 
 def checkpoint_cost(work: Workload) -> float:
     """Seconds for one real checkpoint save of this model and optimizer (to a temporary folder)."""
+    from torchwise.checkpoints.checkpoint import save_checkpoint
     from torchwise.reproducibility import capture_rng_state
-    from torchwise.train.checkpoint import save_checkpoint
 
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
@@ -270,7 +269,7 @@ def write_trace(work: Workload, batches: Iterator[Any], path: Path, steps: int =
                 with record_function("data_wait"):
                     batch = next(batches)
                 with record_function("host_to_device"):
-                    batch = to_device(batch, work.device)
+                    batch = to_device(work, batch)
                 with record_function("forward"):
                     loss = step_loss(work, batch)
                 with record_function("backward"):
@@ -284,12 +283,12 @@ def write_trace(work: Workload, batches: Iterator[Any], path: Path, steps: int =
     return path
 
 
-def profile_steps(model: torch.nn.Module, data: Any, *, config: Any = None, loss_fn: Any = None,
-                  optimizer: torch.optim.Optimizer | None = None, steps: int = 20,
+def profile_steps(model: torch.nn.Module, data: Any, *, config: Any = None, loss: Any = None,
+                  optimizer: Any = None, steps: int = 20,
                   batch_size: int | None = None, trace: str | Path | None = None) -> ProfileResult:
     """`torchwise profile` from Python, on the ``model`` and ``data`` you would give `fit`."""
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn, optimizer=optimizer)
+    work = from_objects(model, data, config=config, loss=loss, optimizer=optimizer)
     return profile_workload(work, steps=steps, batch_size=batch_size,
                             trace=Path(trace) if trace is not None else None)

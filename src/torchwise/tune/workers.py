@@ -176,11 +176,11 @@ def full_grid(work: Workload, *, max_workers: int | None = None, batch_size: int
     return [loader_throughput(work, n, batch_size=batch_size, batches=batches) for n in options]
 
 
-def tune_workers(model: torch.nn.Module, data: Any, *, config: Any = None, loss_fn: Any = None,
+def tune_workers(model: torch.nn.Module, data: Any, *, config: Any = None, loss: Any = None,
                  max_workers: int | None = None, batch_size: int | None = None, batches: int = 20) -> WorkersResult:
     """`tune workers` from Python, on the ``model`` and ``data`` you would give `fit` (the model
     gives the verdict: its step throughput is what the loader must keep up with)."""
     from torchwise.tune.workload import from_objects
 
-    work = from_objects(model, data, config=config, loss_fn=loss_fn)
+    work = from_objects(model, data, config=config, loss=loss)
     return tune_loader(work, max_workers=max_workers, batch_size=batch_size, batches=batches)

@@ -19,21 +19,20 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from torchwise.config import RunConfig
-from torchwise.data.batch import call_model, collate, output_logits, output_loss, split_batch
+from torchwise.data.batch import call_model, collate, split_batch
 from torchwise.data.batch import to_device as move_batch
 from torchwise.errors import ConfigError, DataError
 from torchwise.train.precision import Precision, pick_device
-
-LossFn = Callable[[Any, Any], torch.Tensor]
+from torchwise.train.tasks import Task
 
 
 @dataclass
 class Workload:
-    """One model on one dataset with its loss, optimizer, device and precision."""
+    """One model on one dataset with its task (the loss), optimizer, device and precision."""
 
     model: nn.Module
     dataset: Dataset
-    loss_fn: LossFn | None
+    task: Task
     optimizer: torch.optim.Optimizer
     device: torch.device
     precision: Precision
@@ -57,7 +56,7 @@ def from_config(cfg: RunConfig) -> Workload:
     from torchwise.data.prepare import prepare_data
     from torchwise.models import build_model
     from torchwise.reproducibility import seed_everything
-    from torchwise.train.optim import build_optimizer
+    from torchwise.train.optim import build_optimizer, build_scheduler
     from torchwise.train.tasks import build_task
 
     seed_everything(cfg.train.seed)
@@ -69,36 +68,37 @@ def from_config(cfg: RunConfig) -> Workload:
                         base_dir=cfg.base_dir)
     device = pick_device(cfg.train.device)
     model = model.to(device)
-    task = build_task(cfg.task, base_dir=cfg.base_dir)
-    return Workload(model=model, dataset=data.train, loss_fn=task.loss, optimizer=build_optimizer(model, cfg.optim),
-                    device=device, precision=Precision.resolve(cfg.train.precision, device), cfg=cfg)
+    optimizer = build_optimizer(model, cfg.optim, base_dir=cfg.base_dir)
+    return Workload(model=model, dataset=data.train, task=build_task(cfg.task, base_dir=cfg.base_dir).to(device),
+                    optimizer=optimizer, device=device, precision=Precision.resolve(cfg.train.precision, device),
+                    cfg=cfg, scheduler=build_scheduler(optimizer, cfg.schedule, base_dir=cfg.base_dir))
 
 
-def from_objects(model: nn.Module, data: Dataset | DataLoader, *, config: Any = None,
-                 loss_fn: LossFn | None = None, optimizer: torch.optim.Optimizer | None = None,
-                 scheduler: Any = None) -> Workload:
+def from_objects(model: nn.Module, data: Dataset | DataLoader, *, config: Any = None, loss: Any = None,
+                 optimizer: Any = None, scheduler: Any = None) -> Workload:
     """A workload from a Python user's own model and data (a Dataset or a DataLoader).
 
-    ``config`` is what `fit` takes (a dict shaped like the YAML, a `RunConfig` or a path); without
-    ``loss_fn`` the task's loss is used unless the model returns its own ``loss``; without
-    ``optimizer`` the configured one is built (the model is not moved when one is given).
+    ``config``, ``loss``, ``optimizer`` and ``scheduler`` are what `fit` takes; ``optimizer`` and
+    ``scheduler`` may also be the instances you already train with (a tuner then restores them).
+    Without an optimizer instance the model is moved to the configured device.
     """
     from torchwise.api import resolve_config
-    from torchwise.train.optim import build_optimizer
+    from torchwise.train.optim import build_optimizer, build_scheduler
     from torchwise.train.tasks import build_task
 
     cfg = resolve_config(config)
     device = pick_device(cfg.train.device)
-    if optimizer is None:
-        model = model.to(device)
-        optimizer = build_optimizer(model, cfg.optim)
-    else:
+    if isinstance(optimizer, torch.optim.Optimizer):
         device = next((p.device for p in model.parameters()), device)
+    else:
+        model = model.to(device)
+        optimizer = build_optimizer(model, cfg.optim, factory=optimizer, base_dir=cfg.base_dir)
+    if scheduler is not None and not hasattr(scheduler, "state_dict"):
+        scheduler = build_scheduler(optimizer, cfg.schedule, factory=scheduler, base_dir=cfg.base_dir)
     dataset = data.dataset if isinstance(data, DataLoader) else data
     collate_fn = data.collate_fn if isinstance(data, DataLoader) and data.collate_fn is not None else collate
-    if loss_fn is None:
-        loss_fn = build_task(cfg.task, base_dir=cfg.base_dir).loss
-    return Workload(model=model, dataset=dataset, loss_fn=loss_fn, optimizer=optimizer, device=device,
+    task = build_task(cfg.task, base_dir=cfg.base_dir, loss=loss).to(device)
+    return Workload(model=model, dataset=dataset, task=task, optimizer=optimizer, device=device,
                     precision=Precision.resolve(cfg.train.precision, device), cfg=cfg,
                     collate_fn=_plain_collate(collate_fn), scheduler=scheduler)
 
@@ -127,22 +127,26 @@ def sample_batch(work: Workload, size: int, *, offset: int = 0) -> Any:
         batch = work.collate_fn(getitems(indices))
     else:
         batch = work.collate_fn([dataset[i] for i in indices])
-    return move_batch(batch, work.device)
+    return to_device(work, batch)
+
+
+def to_device(work: Workload, batch: Any) -> Any:
+    """The batch on the workload's device, float64 cast to the model's dtype as the loop casts it."""
+    return move_batch(batch, work.device, float64_to=_float_dtype(work.model))
+
+
+def _float_dtype(model: nn.Module) -> torch.dtype | None:
+    """float64 inputs (numpy's default) meet a float32 model as the loop makes them: cast."""
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), None)
+    return dtype if dtype is not None and dtype != torch.float64 else None
 
 
 def step_loss(work: Workload, batch: Any) -> torch.Tensor:
-    """Forward under autocast and the loss: the model's own ``loss`` when it returns one, else the
-    workload's loss function on (logits, target)."""
+    """Forward under autocast and the loss, as the loop computes it (`Task.loss`: the user's loss,
+    else the model's own ``loss``, else the task's loss on the logits)."""
     inputs, target = split_batch(batch)
     with work.precision.autocast():
-        output = call_model(work.model, inputs)
-        loss = output_loss(output)
-        if loss is None:
-            if work.loss_fn is None or target is None:
-                raise DataError("the model returned no loss and the batch holds no target",
-                                hint="return (inputs, target) from the dataset, or a `loss` from the model")
-            loss = work.loss_fn(output_logits(output), target)
-    return loss
+        return work.task.loss(call_model(work.model, inputs), target)
 
 
 def backward(work: Workload, loss: torch.Tensor) -> None:
