@@ -25,17 +25,22 @@ MIB = 2**20
 
 
 def cuda_peak(work, batch_size: int) -> int:
-    """max_memory_allocated over one real step (after a warm-up step), counted from zero."""
+    """max_memory_allocated over one real step (after a warm-up step), less what else the process holds."""
+    from torchwise.tune.memory import model_state_tensors, optimizer_tensors
     from torchwise.tune.state import preserved
+    from torchwise.tune.tracker import storage_bytes
     from torchwise.tune.workload import sample_batch, train_step
 
     with preserved(work.model, work.optimizer):
         train_step(work, sample_batch(work, batch_size))
         torch.cuda.synchronize()
+        # What other objects in this process hold (earlier models, caches) is not this step's.
+        ours = storage_bytes([*model_state_tensors(work), *optimizer_tensors(work.optimizer)])
+        others = torch.cuda.memory_allocated() - ours
         torch.cuda.reset_peak_memory_stats()
         train_step(work, sample_batch(work, batch_size))
         torch.cuda.synchronize()
-        return torch.cuda.max_memory_allocated()
+        return torch.cuda.max_memory_allocated() - others
 
 
 def run(batch_sizes: list[int], device: str) -> list[dict]:

@@ -32,6 +32,10 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     capped = " (the whole training set)" if result.batch_size == result.limit == len(work) else ""
     table.add_row("largest batch", f"{result.batch_size}{capped}", f"set: train.batch_size={result.batch_size}",
                   style="bold")
-    table.add_row("same effective batch", f"{result.micro_batch} x {result.accumulate} = {result.effective_batch}",
-                  f"set: train.batch_size={result.micro_batch} train.accumulate={result.accumulate}")
+    train = work.cfg.train
+    if (result.micro_batch, result.accumulate) == (train.batch_size, train.accumulate):
+        table.add_row("same effective batch", f"{train.batch_size} x {train.accumulate}", "fits as configured")
+    else:
+        table.add_row("same effective batch", f"{result.micro_batch} x {result.accumulate} = {result.effective_batch}",
+                      f"set: train.batch_size={result.micro_batch} train.accumulate={result.accumulate}")
     emit("tune_batch_size", result.to_dict(), as_json=as_json, run_dir=run, table=table)

@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchwise.tune.workload import Workload, backward, optimizer_step, step_loss, to_device
+from torchwise.tune.workload import Workload, backward, optimizer_step, run_loader, step_loss, to_device
 
 PHASES = ("data_wait", "host_to_device", "forward", "backward", "optimizer", "logging")
 HOST_READS = {"aten._local_scalar_dense.default", "aten.equal.default", "aten.is_nonzero.default",
@@ -100,20 +100,6 @@ class OpCounter(TorchDispatchMode):
                     torch.device(destination).type == "cpu":
                 self.host_reads += 1
         return func(*args, **(kwargs or {}))
-
-
-def run_loader(work: Workload, batch_size: int) -> torch.utils.data.DataLoader:
-    """The loader a run would build for this data (the configured workers, pinning, order)."""
-    from torchwise.data.loaders import build_loader
-
-    cfg = work.cfg
-    pin = cfg.data.pin_memory if cfg.data.pin_memory != "auto" else work.device.type == "cuda"
-    loader = build_loader(work.dataset, batch_size=batch_size, shuffle=cfg.data.shuffle, seed=cfg.train.seed,
-                          num_workers=cfg.data.num_workers, pin_memory=pin,
-                          persistent_workers=cfg.data.persistent_workers)
-    if not isinstance(work.dataset, torch.utils.data.TensorDataset):
-        loader.collate_fn = work.collate_fn
-    return loader
 
 
 def endless(loader: torch.utils.data.DataLoader) -> Iterator[Any]:
@@ -221,11 +207,10 @@ def profile_workload(work: Workload, *, steps: int = 20, warmup: int = 5, repeat
             timed_step(work, batches, phases=False)
         per_phase: dict[str, list[float]] = {name: [] for name in PHASES}
         plain: list[float] = []
-        for _ in range(repeats):  # interleaved, so load on the machine hits both alike
-            for _ in range(steps):
-                for name, seconds in timed_step(work, batches, phases=True).items():
-                    per_phase[name].append(seconds)
-            plain += [timed_step(work, batches, phases=False)["step"] for _ in range(steps)]
+        for _ in range(steps * repeats):  # alternated step by step: other load hits both alike
+            for name, seconds in timed_step(work, batches, phases=True).items():
+                per_phase[name].append(seconds)
+            plain.append(timed_step(work, batches, phases=False)["step"])
         # Optimizer step counters live on the host (torch's default): reading them costs no sync.
         counter = OpCounter({id(t.untyped_storage()) for state in work.optimizer.state.values()
                              for t in state.values() if isinstance(t, torch.Tensor) and t.device.type == "cpu"

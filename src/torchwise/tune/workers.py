@@ -17,12 +17,12 @@ loader, even at the pick, delivers fewer samples per second than the model train
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, SequentialSampler
 
 from torchwise.tune.workload import Workload
 
@@ -74,11 +74,12 @@ def loader_throughput(work: Workload, num_workers: int, *, batch_size: int, batc
                       give_up_after: float | None = None) -> WorkerTrial:
     """Samples/s of a DataLoader over ``batches`` batches, timed from the first batch's arrival;
     stops once ``give_up_after`` seconds have passed since then."""
-    pin = work.device.type == "cuda"
-    loader = DataLoader(work.dataset, batch_size=batch_size, sampler=SequentialSampler(work.dataset),
-                        num_workers=num_workers, pin_memory=pin, collate_fn=work.collate_fn,
-                        persistent_workers=False)
     from torchwise.data.batch import count_samples
+    from torchwise.tune.workload import run_loader
+
+    # The loader the run builds (whole-batch indexing for tensors), only its worker count varied;
+    # the start-up that persistent workers pay once is left out of the speed below.
+    loader = run_loader(work, batch_size, num_workers=num_workers, persistent_workers=False)
 
     started = time.perf_counter()
     first = None
@@ -105,20 +106,23 @@ def loader_throughput(work: Workload, num_workers: int, *, batch_size: int, batc
                        seconds=end - started, complete=complete)
 
 
-def step_throughput(work: Workload, *, batch_size: int, steps: int = 5) -> float:
-    """The model's own samples/s on batches already on the device (a warm-up step first)."""
+def step_throughput(work: Workload, *, batch_size: int, min_steps: int = 3, min_seconds: float = 0.3) -> float:
+    """The model's own samples/s on a batch already on the device (after a warm-up step): the
+    median step of at least ``min_steps`` steps and ``min_seconds``."""
     from torchwise.tune.state import preserved
     from torchwise.tune.workload import sample_batch, train_step
 
     batch = sample_batch(work, batch_size)
+    times: list[float] = []
     with preserved(work.model, work.optimizer, work.scheduler):
         train_step(work, batch)
         _sync(work.device)
-        started = time.perf_counter()
-        for _ in range(steps):
+        while len(times) < min_steps or sum(times) < min_seconds:
+            started = time.perf_counter()
             train_step(work, batch)
-        _sync(work.device)
-        return batch_size * steps / (time.perf_counter() - started)
+            _sync(work.device)
+            times.append(time.perf_counter() - started)
+    return batch_size / statistics.median(times)
 
 
 def _sync(device: torch.device) -> None:

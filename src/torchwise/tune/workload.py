@@ -130,6 +130,23 @@ def sample_batch(work: Workload, size: int, *, offset: int = 0) -> Any:
     return to_device(work, batch)
 
 
+def run_loader(work: Workload, batch_size: int, *, num_workers: int | None = None,
+               persistent_workers: bool | None = None) -> DataLoader:
+    """The loader a run builds for this data: `build_loader` (whole-batch indexing for tensors, the
+    seeded order, the configured workers and pinning), with the workload's collate otherwise."""
+    from torchwise.data.loaders import build_loader
+
+    cfg = work.cfg
+    pin = cfg.data.pin_memory if cfg.data.pin_memory != "auto" else work.device.type == "cuda"
+    loader = build_loader(work.dataset, batch_size=batch_size, shuffle=cfg.data.shuffle, seed=cfg.train.seed,
+                          num_workers=cfg.data.num_workers if num_workers is None else num_workers, pin_memory=pin,
+                          persistent_workers=cfg.data.persistent_workers if persistent_workers is None
+                          else persistent_workers)
+    if not isinstance(work.dataset, torch.utils.data.TensorDataset):
+        loader.collate_fn = work.collate_fn
+    return loader
+
+
 def to_device(work: Workload, batch: Any) -> Any:
     """The batch on the workload's device, float64 cast to the model's dtype as the loop casts it."""
     return move_batch(batch, work.device, float64_to=_float_dtype(work.model))
