@@ -7,8 +7,8 @@ one read of the loss per step that the loop makes); on a GPU each phase ends wit
 synchronisation so the time lands where it is spent. Checkpointing is timed once (a real save)
 and spread over the steps between saves. The same steps without the phase boundaries give the
 measured step time, so the instrumented phases can be checked against it (their sum should be
-within 10%). A phase's figure is its share of all instrumented time applied to the median
-instrumented step, so the phases add up to a typical step.
+within 10%). Both are the 10th percentile of their steps (steps not interrupted by other
+processes); a phase's figure is its share of all instrumented time applied to that step.
 
 One more step runs under a dispatch-mode counter (aten ops per step and host reads of device
 values: ``.item()``, ``.tolist()``, copies to the host) and under `torch.utils.flop_counter`
@@ -25,7 +25,6 @@ values: ``.item()``, ``.tolist()``, copies to the host) and under `torch.utils.f
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from collections.abc import Iterator
@@ -110,6 +109,13 @@ def endless(loader: torch.utils.data.DataLoader) -> Iterator[Any]:
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def undisturbed(seconds: list[float]) -> float:
+    """The 10th percentile: a step that other processes did not interrupt. On a shared machine step
+    times split into fast steps and steps preempted for a whole time slice; a median can land on
+    either side of that gap, the fast end stays put."""
+    return sorted(seconds)[len(seconds) // 10]
 
 
 def timed_step(work: Workload, batches: Iterator[Any], *, phases: bool) -> dict[str, float]:
@@ -221,10 +227,10 @@ def profile_workload(work: Workload, *, steps: int = 20, warmup: int = 5, repeat
         if trace is not None:
             write_trace(work, batches, trace)
     del batches
-    # Each phase's share of all instrumented time, applied to the median instrumented step: the
-    # phases then add up to a typical step (a sum of per-phase medians would not, on skewed times).
+    # Each phase's share of all instrumented time, applied to an undisturbed instrumented step:
+    # the phases then add up to that step (a sum of per-phase medians would not, on skewed times).
     totals = [sum(parts) for parts in zip(*per_phase.values(), strict=True)]
-    typical = statistics.median(totals)
+    typical = undisturbed(totals)
     phases = {name: typical * sum(values) / sum(totals) for name, values in per_phase.items()}
     flops = float(flop_counter.get_total_flops())
     compute = phases["forward"] + phases["backward"] + phases["optimizer"]
@@ -236,7 +242,7 @@ def profile_workload(work: Workload, *, steps: int = 20, warmup: int = 5, repeat
     return ProfileResult(
         phases_ms={name: seconds * 1e3 for name, seconds in phases.items()},
         checkpoint_ms_per_step=checkpoint / steps_per_save * 1e3 if work.cfg.checkpoint.enabled else 0.0,
-        phase_sum_ms=sum(phases.values()) * 1e3, measured_step_ms=statistics.median(plain) * 1e3,
+        phase_sum_ms=sum(phases.values()) * 1e3, measured_step_ms=undisturbed(plain) * 1e3,
         ops_per_step=counter.ops, host_reads_per_step=counter.host_reads, flops_per_step=flops,
         achieved_flops=achieved, attainable_flops=attainable, verdict=kind, reason=reason,
         recommendation=advice, steps=steps * repeats, batch_size=batch_size, device=work.device.type,
