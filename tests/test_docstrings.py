@@ -29,6 +29,7 @@ MODULES = [
     "torchwise.checkpoints.checkpoint",
     "torchwise.checkpoints.checkpoint_folder",
     "torchwise.checkpoints.compare",
+    "torchwise.checkpoints.load",
     "torchwise.checkpoints.state_codec",
     "torchwise.checkpoints.tensor_file",
     "torchwise.checkpoints.weights",

@@ -22,6 +22,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, default_collate
 
 from torchwise import __version__
+from torchwise.checkpoints.load import MODEL_RECORD, model_record
 from torchwise.config import RunConfig
 from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
@@ -149,12 +150,15 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                                            "std": data.standardizer.std.tolist()})
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
+    from_config = model is None
     if model is None:
         if data.out_features is None:
             raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                               hint="set task.num_classes")
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                             base_dir=cfg.base_dir)
+    run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
+                                              out_features=data.out_features))
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
