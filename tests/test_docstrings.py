@@ -17,6 +17,7 @@ MODULES = [
     "torchwise.data.loaders",
     "torchwise.data.batch",
     "torchwise.runs.folder",
+    "torchwise.runs.snapshot",
     "torchwise.train.optim",
     "torchwise.train.schedules",
     "torchwise.env",

@@ -30,9 +30,17 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
 
     ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
     (``overrides`` may only extend it); pass the same model class and data as the first time.
+    A ``config`` or ``name`` next to ``resume`` is refused: the run's own config.yaml decides.
     """
     from torchwise.train.run import run_training
 
+    if resume is not None and (config is not None or name is not None):
+        from torchwise.errors import ConfigError
+
+        given = " and ".join(arg for arg, value in (("config", config), ("name", name)) if value is not None)
+        raise ConfigError(f"fit(resume=...) continues the run with its own config.yaml; {given} would be ignored",
+                          hint="drop it, and pass what may change as overrides, e.g. "
+                               "overrides=['train.epochs=40', 'early_stop.patience=10']")
     if resume is not None:
         from torchwise.train.resume import load_run_config
 
