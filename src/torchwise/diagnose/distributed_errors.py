@@ -125,6 +125,29 @@ def _port_in_use(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _nccl_system(match: re.Match[str], text: str) -> Explanation:
+    last = fact(text, r"Last error:\s*\n\s*(\S[^\n]*)")
+    network = bool(last and re.search(r"socket|Connect|route|refused|timed out", last))
+    seen = f" NCCL's last error: {last.strip()}" if last else ""
+    return answer(
+        title="NCCL failed in a system call (ncclSystemError)",
+        meaning=(
+            "A socket, shared-memory or library call inside NCCL failed while setting up or"
+            " running a collective." + seen
+        ),
+        cause=(
+            "NCCL uses a network interface the ranks cannot reach each other on (a docker or"
+            " virtual interface, a firewall)" + (", as the connect error shows" if network else "")
+            + "; or containers with too little shared memory; or a broken InfiniBand setup."
+        ),
+        fix=(
+            "Run once with NCCL_DEBUG=INFO to see the call that failed. Name the interface the"
+            " hosts share: NCCL_SOCKET_IFNAME=eth0 (ip addr lists them); in docker use --ipc=host"
+            " or a large --shm-size; to rule out InfiniBand try NCCL_IB_DISABLE=1."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-not-initialized",
@@ -140,6 +163,11 @@ KNOWN: list[KnownError] = [
         "nccl-watchdog-timeout",
         r"Watchdog caught collective operation timeout: WorkNCCL\(([^)]*\))\)?",
         _watchdog,
+    ),
+    known(
+        "nccl-system-error",
+        r"NCCL error(?: in: \S+)?,? unhandled system error|ncclSystemError",
+        _nccl_system,
     ),
     known(
         "port-in-use",
