@@ -66,6 +66,11 @@ ASSERTIONS = (
         " or an ignore value other than -100)",
     ),
     (
+        r"index out of bounds|-sizes\[i\] <= index && index < sizes\[i\]",
+        "a tensor index is out of range (x[idx], gather or scatter with an index >= the size)",
+        "check the index tensor: assert idx.min() >= -n and idx.max() < n for the indexed size n",
+    ),
+    (
         r"input_val >= zero && input_val <= one",
         "BCELoss got values outside [0, 1] (raw logits, or NaN)",
         "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
@@ -288,7 +293,12 @@ KNOWN: list[KnownError] = [
         r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
         _out_of_memory,
     ),
-    known("device-side-assert", r"device-side assert triggered", _device_assert, generic=True),
+    known(
+        "device-side-assert",
+        r"device-side assert triggered|\.cu:\d+: [\w()]+: block: \[[\d,]+\], thread: \[[\d,]+\] Assertion",
+        _device_assert,
+        generic=True,
+    ),
     known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
     known(
         "cuda-kernel-failure",
