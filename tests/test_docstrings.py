@@ -34,6 +34,11 @@ MODULES = [
     "torchwise.checkpoints.state_codec",
     "torchwise.checkpoints.tensor_file",
     "torchwise.checkpoints.weights",
+    "torchwise.export.signature",
+    "torchwise.export.formats",
+    "torchwise.export.verify",
+    "torchwise.export.manifest",
+    "torchwise.export.exporter",
 ]
 
 

@@ -68,6 +68,19 @@ def _kwargs(source: SourceConfig, allowed: set[str]) -> dict[str, Any]:
     return dict(source.kwargs)
 
 
+# Digits pixels are counts of set bits in 4x4 blocks, 0..16; the source scales them to [0, 1].
+DIGITS_SCALE = 1 / 16
+
+
+def input_scale(source: SourceConfig) -> float:
+    """The factor a built-in source multiplies the raw features by before anything else (digits:
+    1/16 unless ``normalize: false``); 1.0 for every other source. Export writes it in the
+    manifest, so that a user's raw pixels get the model's inputs."""
+    if source.source == "digits" and source.kwargs.get("normalize", True):
+        return DIGITS_SCALE
+    return 1.0
+
+
 def digits(*, normalize: bool = True) -> TensorDataset:
     """The 1,797 8x8 handwritten digits scikit-learn ships (no download). Features scaled to [0, 1]."""
     try:
@@ -78,7 +91,7 @@ def digits(*, normalize: bool = True) -> TensorDataset:
     bunch = load_digits()
     x = torch.tensor(bunch.data, dtype=torch.float32)
     if normalize:
-        x = x / 16.0
+        x = x * DIGITS_SCALE  # a power of two: bit-identical to x / 16
     return TensorDataset(x, torch.tensor(bunch.target, dtype=torch.int64))
 
 
