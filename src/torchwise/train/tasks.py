@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 from torchwise.config import TaskConfig
 from torchwise.errors import ModelError
-from torchwise.targets import resolve_target
+from torchwise.targets import resolve_factory
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -36,7 +36,8 @@ class Task:
 
 def build_task(cfg: TaskConfig, *, base_dir: Path | None = None) -> Task:
     if cfg.loss:
-        loss_obj = resolve_target(cfg.loss, search_dir=base_dir)
+        loss_obj = resolve_factory(cfg.loss, search_dir=base_dir, makes=(nn.Module,), what="a loss module",
+                                   instances=True)
         loss = loss_obj() if isinstance(loss_obj, type) and issubclass(loss_obj, nn.Module) else loss_obj
     else:
         loss = F.cross_entropy if cfg.type == "classification" else F.mse_loss
