@@ -21,7 +21,7 @@ from torchwise.config import RunConfig, load_config
 def fit(model: Any, train_data: Any, val_data: Any = None, *,
         config: RunConfig | dict[str, Any] | str | Path | None = None,
         overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
-        quiet: bool = False, resume: str | Path | None = None) -> Any:
+        quiet: bool = False, resume: str | Path | None = None, trust_code: bool = False) -> Any:
     """Train ``model`` with every torchwise default on, and write a run folder.
 
     ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
@@ -30,13 +30,15 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
 
     ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
     (``overrides`` may only extend it); pass the same model class and data as the first time.
+    Code the run's config names beyond them (a loss target) is imported only from a run folder you
+    wrote, or with ``trust_code=True`` (see "Sharing runs safely" in the README).
     """
     from torchwise.train.run import run_training
 
     if resume is not None:
         from torchwise.train.resume import load_run_config
 
-        cfg = load_run_config(Path(resume), list(overrides))
+        cfg = load_run_config(Path(resume), list(overrides), trust_code=trust_code, skip=("model", "data"))
         return run_training(cfg, resume_dir=Path(resume), model=model, train_data=train_data,
                             val_data=val_data, progress="off" if quiet else None)
     # A copy: the run records its own choices (data source, a changed monitor, OOM splits) in it.

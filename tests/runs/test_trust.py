@@ -139,7 +139,7 @@ def test_gate_passes_builtins_and_signed_folders_and_lists_the_rest(key_dir, tmp
     message = caught.value.message
     assert message.startswith(f"{hostile} is not a run you wrote (it has no signature, so it was not written "
                               "by torchwise on this account), and opening it would import code it names:\n")
-    assert f"  model.target  my_model:Net  ->  imports my_model from {hostile / 'my_model.py'}\n" in message
+    assert f"  model.target  my_model:Net    ->  imports my_model from {hostile / 'my_model.py'}\n" in message
     assert "  task.loss     subprocess:run  ->  imports subprocess from /" in message
     assert message.endswith(f"  and puts its base_dir {hostile} first on sys.path while importing them")
     assert caught.value.hint == (

@@ -30,6 +30,7 @@ from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.trust import sign_run
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
@@ -67,7 +68,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run = RunFolder(resume_dir)
     else:
         run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
-        run.write_config(cfg.to_yaml_dict())
+        record_config(run, cfg)
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
     run.write_summary(summary)
@@ -102,6 +103,14 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run.write_summary(summary)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def record_config(run: RunFolder, cfg: RunConfig) -> None:
+    """Write config.yaml as the run uses it (a choice made while building, such as the monitor,
+    goes in too: resume checks it against the checkpoint before building anything) and sign the
+    folder as written by this user, so resume/load/predict accept it without asking."""
+    run.write_config(cfg.to_yaml_dict())
+    sign_run(run.path)
 
 
 def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
@@ -180,6 +189,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and cfg.train.monitor.startswith("val_"):
         run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
         cfg.train.monitor = "train_loss"
+        record_config(run, cfg)
     mode = monitor_mode(cfg.train.monitor, cfg.train.monitor_mode)
     # Without early stopping the tracker still picks the best checkpoint; it just never stops.
     patience = cfg.early_stop.patience if cfg.early_stop.enabled else sys.maxsize
