@@ -27,7 +27,7 @@ def test_locating_a_dotted_module_runs_no_parent_init(tmp_path):
     package = hostile_package(tmp_path / "code", marker)
     origin = locate_module("evilpkg.sub", search_dir=package.parent)
     assert origin.files == (package / "__init__.py", package / "sub.py")
-    assert origin.describe() == f"{package / 'sub.py'} (after 1 package __init__ file above it)"
+    assert origin.describe() == f"from {package / 'sub.py'} (after 1 package __init__ file above it)"
     assert locate_module("evil_top", search_dir=package.parent).files == (package.parent / "evil_top.py",)
     assert not marker.exists()
     assert "evilpkg" not in sys.modules and "evil_top" not in sys.modules
@@ -35,8 +35,8 @@ def test_locating_a_dotted_module_runs_no_parent_init(tmp_path):
 
 
 def test_locate_reports_builtin_and_missing_modules():
-    assert locate_module("sys").describe() == "compiled into Python"
-    assert locate_module("no_such_pkg_xyz.sub").describe() == "not found on this machine"
+    assert locate_module("sys").describe() == "(compiled into Python)"
+    assert locate_module("no_such_pkg_xyz.sub").describe() == "(not found on this machine)"
     assert locate_module("os.path").files[-1].name == "posixpath.py"
 
 

@@ -36,13 +36,13 @@ class ModuleOrigin:
         return self.kind != "not found"
 
     def describe(self) -> str:
-        """One line for error messages: the files, or why there are none."""
-        if self.files:
+        """For error messages: ``from <file>``, or why there is no file."""
+        if self.files and self.kind == "file":
             parents = len(self.files) - 1
             above = f" (after {parents} package __init__ file{'s' if parents > 1 else ''} above it)" if parents else ""
-            return f"{self.files[-1]}{above}"
-        return {"built-in": "compiled into Python", "not found": "not found on this machine"}.get(
-            self.kind, "found by a custom import hook (file unknown)")
+            return f"from {self.files[-1]}{above}"
+        return {"built-in": "(compiled into Python)", "not found": "(not found on this machine)"}.get(
+            self.kind, "(found by a custom import hook, file unknown)")
 
 
 def locate_module(module: str, *, search_dir: Path | None = None) -> ModuleOrigin:

@@ -225,7 +225,7 @@ def describe_code(code: Sequence[CodeTarget], *, base_dir: Path | None) -> str:
     """The list a user reads before accepting: each key, target, module and file, and base_dir."""
     width = max(len(item.key) for item in code)
     target_width = max(len(item.target) for item in code)
-    lines = [f"  {item.key:<{width}}  {item.target:<{target_width}}  ->  imports {item.origin.module} from "
+    lines = [f"  {item.key:<{width}}  {item.target:<{target_width}}  ->  imports {item.origin.module} "
              f"{item.origin.describe()}" for item in code]
     if base_dir is not None:
         lines.append(f"  and puts its base_dir {base_dir} first on sys.path while importing them")
