@@ -103,3 +103,73 @@ def _kind(obj: Any) -> str:
     if inspect.ismodule(obj):
         return f"the module {obj.__name__}"
     return f"a {type(obj).__name__} object"
+
+
+def build_object(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None,
+                 makes: tuple[type, ...], what: str, instances: bool = False) -> Any:
+    """The object a config names: a class is instantiated with ``kwargs``; a function is returned
+    with ``kwargs`` bound (``functools.partial``), or as it is without them. Before anything is
+    called, the target must be what its section needs (`resolve_factory`: ``makes``, ``what``).
+
+    >>> import numbers
+    >>> build_object("fractions:Fraction", {"numerator": 3, "denominator": 6}, makes=(numbers.Number,),
+    ...              what="a number")
+    Fraction(1, 2)
+    >>> build_object("textwrap:shorten", {"width": 10}, makes=(str,), what="text")("a few words here")
+    'a [...]'
+    """
+    obj = resolve_factory(target, search_dir=search_dir, makes=makes, what=what, instances=instances)
+    kwargs = kwargs or {}
+    try:
+        if isinstance(obj, type):
+            return obj(**kwargs)
+    except TypeError as err:
+        raise TargetError(f"{target} cannot be built with {kwargs}: {err}",
+                          hint="check the names of the kwargs against its signature") from None
+    return functools.partial(obj, **kwargs) if kwargs else obj
+
+
+def factory_of(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None,
+               makes: tuple[type, ...], what: str) -> Any:
+    """A callable that builds ``target`` from positional arguments plus the config's ``kwargs``
+    (an optimizer from parameter groups, a scheduler from an optimizer), checked first to be a
+    class or function that can make ``what``."""
+    factory = resolve_factory(target, search_dir=search_dir, makes=makes, what=what)
+    return functools.partial(factory, **(kwargs or {}))
+
+
+def record_of(obj: Any) -> dict[str, Any]:
+    """How a config records a Python object: ``{"target", "kwargs", "note"}``; the note says why
+    the record cannot rebuild it (a lambda, a local function, an instance whose arguments are
+    not known).
+
+    >>> import functools, textwrap
+    >>> record_of(functools.partial(textwrap.shorten, width=10))
+    {'target': 'textwrap:shorten', 'kwargs': {'width': 10}, 'note': None}
+    >>> record_of(lambda x: x)["note"]
+    'a lambda or local function: pass the same object again to resume'
+    """
+    import functools
+    import json
+
+    kwargs: dict[str, Any] = {}
+    note = None
+    if isinstance(obj, functools.partial):
+        kwargs = dict(obj.keywords)
+        if obj.args:
+            note = "positional arguments of a functools.partial are not recorded"
+        obj = obj.func
+    instance = not isinstance(obj, type) and not hasattr(obj, "__qualname__")
+    kind = type(obj) if instance else obj
+    module = getattr(kind, "__module__", None) or "?"
+    qualname = getattr(kind, "__qualname__", type(kind).__name__)
+    try:
+        json.dumps(kwargs)
+    except (TypeError, ValueError):
+        kwargs = {key: repr(value) for key, value in kwargs.items()}
+        note = "arguments that are not plain values are recorded as text"
+    if "<" in qualname:
+        note = "a lambda or local function: pass the same object again to resume"
+    elif instance:
+        note = "an object passed to fit(); its constructor arguments are not recorded"
+    return {"target": f"{module}:{qualname}", "kwargs": kwargs, "note": note}

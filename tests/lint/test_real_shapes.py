@@ -329,3 +329,53 @@ def test_in_place_update_of_a_leaf_outside_no_grad():
                 w -= 0.1 * w.grad
     """
     assert found(source, "TW127") == [6]
+
+
+def test_zeroed_grads_kept_when_the_file_adds_into_them():
+    """pytorch/examples rpc/batch parameter_server: ``p.grad += g`` needs zeros, not None."""
+    source = """
+        def update(model, optimizer, grads):
+            for p, g in zip(model.parameters(), grads):
+                p.grad += g
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=False)
+    """
+    assert found(source, "TW123") == []
+    assert found(source.replace("p.grad += g", "p.grad = g"), "TW123") == [6]
+
+
+def test_distributed_autograd_needs_no_zero_grad():
+    """pytorch/examples rpc/ddp_rpc: gradients live in the dist_autograd context."""
+    source = """
+        import torch.distributed.autograd as dist_autograd
+
+        for inputs, target in batches:
+            with dist_autograd.context() as context_id:
+                loss = criterion(model(inputs), target)
+                dist_autograd.backward(context_id, [loss])
+                opt.step(context_id)
+    """
+    assert found(source, "TW101") == []
+
+
+def test_deepspeed_engine_backward_is_not_a_second_backward():
+    """accelerate fp8 benchmarks: ``model.backward(loss)`` on a DeepSpeed engine, every step."""
+    source = """
+        model, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=optimizer)
+        for batch in train_dataloader:
+            loss = model(**batch).loss
+            model.backward(loss)
+            model.step()
+    """
+    assert found(source, "TW126") == []
+
+
+def test_from_pretrained_models_start_in_eval_mode():
+    """accelerate distributed_speech_generation: a Hugging Face model is returned in eval mode."""
+    source = """
+        model = VitsModel.from_pretrained("kakao-enterprise/vits-ljs")
+        for batch in tqdm(batches):
+            with torch.no_grad():
+                outputs = model(input_ids=batch["input_ids"])
+    """
+    assert found(source, "TW103") == []

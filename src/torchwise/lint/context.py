@@ -73,7 +73,7 @@ def has_modulo(node: ast.AST) -> bool:
 
 
 # Objects whose .backward(loss) takes the loss as an argument (Accelerate, Fabric, DeepSpeed).
-_WRAPPERS = re.compile(r"(^|\.)(accelerator|fabric|engine|model_engine|trainer)$")
+_WRAPPERS = re.compile(r"(accelerator|fabric|engine|trainer)$")
 
 
 def backward_loss(call: ast.Call) -> ast.expr | None:

@@ -111,7 +111,15 @@ def backward_through_freed_graph(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: graphs built in helpers of other files, losses held in containers, and a
     first backward that ran with ``retain_graph=True`` passed through a variable.
     """
-    backwards = [c for c in ctx.calls if ctx.is_backward(c) and backward_loss(c) is not None]
+    # `loss.backward()` or `accelerator.backward(loss)`; not `x.backward(arg)` where the
+    # receiver may be an engine (DeepSpeed's `model.backward(loss)`) rather than a loss.
+    backwards = [
+        c
+        for c in ctx.calls
+        if ctx.is_backward(c)
+        and backward_loss(c) is not None
+        and not (c.args and backward_loss(c) is receiver_of(c))
+    ]
     for first in backwards:
         name = dotted(backward_loss(first))  # type: ignore[arg-type]
         if name is None or _retains(first):

@@ -136,6 +136,7 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: models whose layers live in another file (it reports them; a model built here
     from layers without dropout or batch norm is not reported), an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
+    A model from ``from_pretrained`` (returned in eval mode) is not reported.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -146,8 +147,9 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
         function = ctx.function(loop)
         if function is not None and _eval_at_call_sites(ctx, function):
             continue
-        if all(mode_free(ctx, c.func) for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"):
-            continue  # no dropout or batch norm: eval() would change nothing
+        models = [c.func for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"]
+        if all(mode_free(ctx, m) or _pretrained_in_eval_mode(ctx, m) for m in models):
+            continue  # no dropout or batch norm, or already in eval mode: eval() changes nothing
         yield Hit(loop, "evaluation loop runs the model without model.eval() before it")
     for site, function in _shared_epoch_evaluations(ctx):
         yield Hit(
@@ -198,6 +200,11 @@ def _shared_epoch_evaluations(
                 continue
             if last_mode_before(ctx, ctx.scope_of(site), site) != "eval":
                 yield site, function
+
+
+def _pretrained_in_eval_mode(ctx: FileContext, model: ast.expr) -> bool:
+    """``X.from_pretrained(...)``: Hugging Face returns the model already in eval mode."""
+    return (ctx.constructor(model) or "").endswith("from_pretrained")
 
 
 # Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).

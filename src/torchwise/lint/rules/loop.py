@@ -44,13 +44,16 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
     the same ``if (i + 1) % k == 0`` as the step, and is not reported.
     Fix: call ``optimizer.zero_grad()`` in the loop (before ``backward`` or after ``step``).
     Cannot see: a zero_grad made by a helper in another file or by a framework hook; it
-    needs the backward and the step in one loop of this file.
+    needs the backward and the step in one loop of this file. Distributed autograd
+    (``dist_autograd.backward``) keeps gradients per context and is not reported.
     """
     reported: set[ast.AST] = set()
     for call in ctx.calls:
         loops = ctx.loops(call)
         if not loops or loops[0] in reported or not ctx.is_backward(call):
             continue
+        if (ctx.qualname(call.func) or "").endswith("distributed.autograd.backward"):
+            continue  # gradients go to the autograd context, not to .grad
         loop = loops[0]
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
@@ -264,12 +267,16 @@ def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
     Why: filling gradients with zeros launches a memset per parameter and keeps the memory
     allocated; setting them to None is free and lets the next backward write them fresh.
     Fix: ``optimizer.zero_grad()`` (``set_to_none=True`` is the default), or ``p.grad = None``.
-    Cannot see: code that reads ``.grad`` after zeroing and needs zeros there (then keep it
-    and ``# noqa: TW123``).
+    Cannot see: code in another file that reads ``.grad`` after zeroing and needs zeros there
+    (then keep it and ``# noqa: TW123``); ``p.grad += g`` in this file keeps it quiet.
     """
+    adds_into_grads = any(
+        isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"
+        for n in ctx.nodes
+    )
     for call in ctx.calls:
         flag = keyword(call, "set_to_none")
-        if method(call) == "zero_grad" and is_constant(flag, False):
+        if method(call) == "zero_grad" and is_constant(flag, False) and not adds_into_grads:
             kw = next(k for k in call.keywords if k.arg == "set_to_none")
             yield Hit(
                 call,
