@@ -379,3 +379,15 @@ def test_from_pretrained_models_start_in_eval_mode():
                 outputs = model(input_ids=batch["input_ids"])
     """
     assert found(source, "TW103") == []
+
+
+def test_gradients_set_by_hand_need_no_backward():
+    """timm's optimizer tests: ``param.grad = torch.ones_like(param)`` then ``step()``."""
+    source = """
+        for _ in range(2):
+            param.grad = torch.ones_like(param)
+            reference_optimizer.step()
+        for _ in range(2):
+            reference_optimizer.step()
+    """
+    assert found(source, "TW102") == [6]
