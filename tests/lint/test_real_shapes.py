@@ -391,3 +391,20 @@ def test_gradients_set_by_hand_need_no_backward():
             reference_optimizer.step()
     """
     assert found(source, "TW102") == [6]
+
+
+def test_a_weights_file_is_not_read_as_another_functions_checkpoint():
+    """accelerate fsdp_utils: ``state_dict = get_state(model); torch.save(state_dict, f)``,
+    while another function builds a dict under the same name."""
+    source = """
+        optimizer = torch.optim.AdamW(model.parameters())
+
+        def save_weights(model, path):
+            state_dict = get_model_state_dict(model)
+            torch.save(state_dict, path)
+
+        def save_checkpoint(model, path):
+            state_dict = {"model": model.state_dict(), "epoch": 3}
+            torch.save(state_dict, path)
+    """
+    assert found(source, "TW119") == [10]
