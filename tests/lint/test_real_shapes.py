@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from torchwise.lint.config import LintConfig
-from torchwise.lint.engine import lint_source
+from torchwise.lint.engine import lint_paths, lint_source
 
 
 def found(source: str, code: str) -> list[int]:
@@ -408,3 +408,26 @@ def test_a_weights_file_is_not_read_as_another_functions_checkpoint():
             torch.save(state_dict, path)
     """
     assert found(source, "TW119") == [10]
+
+
+def test_eval_mode_not_asked_for_a_mode_free_model_in_the_file_beside(tmp_path):
+    """pytorch/examples super_resolution: ``from model import Net``, convs and ReLUs only."""
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(1, 64, 5)\n"
+        "        self.relu = nn.ReLU()\n"
+    )
+    train = (
+        "from model import Net\n"
+        "model = Net().to(device)\n"
+        "with torch.no_grad():\n"
+        "    for batch in testing_data_loader:\n"
+        "        model(batch)\n"
+    )
+    (tmp_path / "main.py").write_text(train)
+    assert [f.code for f in lint_paths([tmp_path / "main.py"], select=["TW103"])] == []
+    (tmp_path / "model.py").write_text((tmp_path / "model.py").read_text().replace("nn.ReLU()", "nn.Dropout()"))
+    assert [f.line for f in lint_paths([tmp_path / "main.py"], select=["TW103"])] == [4]
