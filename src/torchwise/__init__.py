@@ -26,6 +26,9 @@ _LAZY: dict[str, str] = {
     "Explanation": "torchwise.diagnose.explanation:Explanation",
     # not "lint": that name is the torchwise.lint subpackage
     "lint_paths": "torchwise.lint.engine:lint_paths",
+    # not "export": that name is the torchwise.export subpackage
+    "export_module": "torchwise.export.exporter:export_module",
+    "predict": "torchwise.export.predict:predict",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -235,6 +235,19 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
     path, symbol, version = match.group(1), match.group(2), match.group(3)
     parts = path.replace("\\", "/").split("/")
     where = "/".join(parts[-2:])
+    if "/torch/lib/" in path.replace("\\", "/") and not version:
+        return answer(
+            title=f"torch's own {parts[-1]} does not match the rest of torch",
+            meaning=f"{parts[-1]} needs {symbol}, which the other torch libraries loaded with it lack.",
+            cause=(
+                "Two torch installs mixed in one environment (pip over conda, or a partial"
+                " upgrade), or a source build rebuilt without cleaning."
+            ),
+            fix=(
+                "Remove every copy (pip uninstall torch until none is left; conda remove pytorch)"
+                " and install once; for a source build run python setup.py clean, then rebuild."
+            ),
+        )
     if "/torch/lib/" in path.replace("\\", "/"):
         needed = f" from {version}" if version else ""
         return answer(
@@ -274,6 +287,39 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _torch_missing(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="This Python cannot find torch",
+        meaning="import torch found no torch package on this interpreter's path.",
+        cause=(
+            "torch was installed for another interpreter or environment (pip belongs to another"
+            " Python, a conda/venv environment is not activated, a Jupyter kernel runs another"
+            " environment), or Python runs inside a PyTorch source folder."
+        ),
+        fix=(
+            "Install with the interpreter that runs the script: python -m pip install torch"
+            " (in Jupyter: %pip install torch); python -c \"import sys; print(sys.executable)\""
+            " shows which Python that is. Run scripts outside a PyTorch source checkout."
+        ),
+    )
+
+
+def _torch_c_missing(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="import torch found a torch folder without its compiled core (torch._C)",
+        meaning="The torch package Python imported has no compiled extension torch._C next to it.",
+        cause=(
+            "Python was started inside a PyTorch source checkout, so its local torch/ folder"
+            " (never built) shadows the installed package; or the install is broken."
+        ),
+        fix=(
+            "Run Python from another directory (cd elsewhere); python -c \"import torch;"
+            " print(torch.__file__)\" shows which copy is imported. Reinstall torch if the"
+            " installed copy itself lacks _C."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
@@ -291,6 +337,8 @@ KNOWN: list[KnownError] = [
         r"(\S+\.so[.\d]*): undefined symbol: (\w+)(?:, version (\S+))?",
         _undefined_symbol,
     ),
+    known("torch-not-installed", r"No module named '?torch'?(?![\w.])", _torch_missing),
+    known("torch-c-missing", r"No module named '?(?:torch\.)?_C'?(?![\w.])", _torch_c_missing),
     known("torch-not-compiled-with-cuda", r"Torch not compiled with CUDA enabled", _not_compiled),
     known(
         "driver-too-old",
