@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "trust": "torchwise.cli.trust",
 }
 
 

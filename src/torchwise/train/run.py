@@ -33,6 +33,7 @@ from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.runs.snapshot import restore_snapshot, take_snapshot
+from torchwise.runs.trust import sign_run
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
@@ -117,7 +118,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run = RunFolder(resume_dir)
     else:
         run = RunFolder.create(parent, name or cfg.name or "run")
-        run.write_config(cfg.to_yaml_dict())
+        record_config(run, cfg)
     training_started = False
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
@@ -159,6 +160,14 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def record_config(run: RunFolder, cfg: RunConfig) -> None:
+    """Write config.yaml as the run uses it (a choice made while building, such as the monitor,
+    goes in too: resume checks it against the checkpoint before building anything) and sign the
+    folder as written by this user, so resume/load/predict accept it without asking."""
+    run.write_config(cfg.to_yaml_dict())
+    sign_run(run.path)
 
 
 def discard_run_folder(path: Path, *, parent: Path | None) -> None:
@@ -301,6 +310,7 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
     if not has_val and cfg.train.monitor == "val_loss":
         run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
         cfg.train.monitor = "train_loss"
+        record_config(run, cfg)
     produced = ["train_loss", *([f"val_{name}" for name in ("loss", *task.metric_names)] if has_val else [])]
     if cfg.train.monitor not in produced:
         import difflib
