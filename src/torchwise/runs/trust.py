@@ -284,16 +284,19 @@ def describe_code(code: Sequence[CodeTarget], *, base_dir: Path | None) -> str:
 
 
 def check_run_trust(run_dir: Path, config: dict[str, Any], *, trust_code: bool = False,
-                    skip: Sequence[str] = ()) -> None:
+                    skip: Sequence[str] = (), sections: Sequence[str] | None = None) -> None:
     """THE gate: call it before importing anything a run folder's config names.
 
     Passes when the config names only built-ins, when the folder is signed by this user, or when
     the user accepted its code (``trust_code``); otherwise raises `UntrustedCodeError` (exit 2)
     listing each module and file that would be imported. Nothing is imported to find out.
+    ``sections``: only these are built (`load_model` builds the model alone); ``skip``: these are not.
     """
     if trust_code:
         return
     base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
+    if sections is not None:
+        config = {name: value for name, value in config.items() if name in sections}
     code = code_targets(config, base_dir=base_dir, skip=skip)
     if not code:
         return
@@ -325,7 +328,7 @@ def read_run_config(run_dir: Path) -> dict[str, Any]:
 
 
 def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[str] = (),
-                    overrides: Sequence[str] = ()) -> RunConfig:
+                    sections: Sequence[str] | None = None, overrides: Sequence[str] = ()) -> RunConfig:
     """The one way to read a run folder's config for something that will build what it names
     (resume, load_model, predict, export): read as data, pass `check_run_trust`, then validate.
 
@@ -334,7 +337,7 @@ def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[s
     from torchwise.config import apply_override, load_config
 
     raw = read_run_config(run_dir)
-    check_run_trust(run_dir, raw, trust_code=trust_code, skip=skip)
+    check_run_trust(run_dir, raw, trust_code=trust_code, skip=skip, sections=sections)
     for override in overrides:
         apply_override(raw, override)
     return load_config(None, base=raw)
