@@ -178,3 +178,21 @@ def test_artefacts_that_can_run_code_need_your_signature(key_dir, tmp_path):
     with pytest.raises(UntrustedCodeError, match=r"\(m.json changed since it was signed\)"):
         load_predictor(shared / "m.pt")
     check_artefact_trust(shared / "m.onnx", fmt="onnx")  # ONNX runs no Python: no signature needed
+
+
+def test_a_run_that_cannot_be_signed_still_trains(tmp_path):
+    import subprocess
+    import sys
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")  # the key's folder cannot be made here (a read-only home, say)
+    config = tmp_path / "line.yaml"
+    config.write_text("data: {source: synthetic-regression, kwargs: {n: 64}}\nmodel: {name: linear}\n"
+                      "task: {type: regression}\ntrain: {epochs: 1}\nlog: {progress: 'off'}\n")
+    out = subprocess.run([sys.executable, "-m", "torchwise", "train", str(config), "--run-dir",
+                          str(tmp_path / "runs"), "-q"], capture_output=True, text=True,
+                         env={**os.environ, "TORCHWISE_CONFIG_DIR": str(blocked)})
+    assert out.returncode == 0, out.stderr
+    run = tmp_path / "runs" / "line"
+    assert out.stderr.count(f"warning: {run} is not signed as yours (") == 1
+    assert not (run / SIGNATURE_FILE).exists()

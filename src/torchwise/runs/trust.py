@@ -29,6 +29,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,22 @@ def sign_run(run_dir: Path) -> None:
     """Sign the folder as written by this user (torchwise calls this whenever it writes the config
     or a checkpoint; `torchwise trust` calls it after the user accepts a foreign folder)."""
     _sign(run_dir / SIGNATURE_FILE, signed_files(run_dir))
+
+
+_unsigned_warned: list[str] = []
+
+
+def sign_written(run_dir: Path) -> None:
+    """`sign_run` for what torchwise itself writes: a run never fails because it cannot be signed
+    (a read-only home, a key others can read); it stays unsigned, and says so once per process."""
+    try:
+        sign_run(run_dir)
+    except (OSError, TrustError) as err:
+        if not _unsigned_warned:
+            _unsigned_warned.append(str(run_dir))
+            message = getattr(err, "message", None) or str(err)
+            print(f"warning: {run_dir} is not signed as yours ({message}); opening it later asks for "
+                  "--trust-code if it names code", file=sys.stderr)
 
 
 def _sign(signature: Path, files: dict[str, str]) -> None:

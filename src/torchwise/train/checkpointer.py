@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from torchwise.config import RunConfig
 from torchwise.reproducibility import capture_rng_state
-from torchwise.runs.trust import sign_run
+from torchwise.runs.trust import sign_written
 
 if TYPE_CHECKING:
     from torchwise.train.context import LoopContext, LoopState
@@ -47,7 +47,7 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
-        sign_run(self.directory.parent)
+        sign_written(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
@@ -56,7 +56,7 @@ class Checkpointer:
             copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
-        sign_run(self.directory.parent)
+        sign_written(self.directory.parent)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import save_checkpoint

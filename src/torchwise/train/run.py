@@ -33,7 +33,7 @@ from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.runs.snapshot import restore_snapshot, take_snapshot
-from torchwise.runs.trust import sign_run
+from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
@@ -167,7 +167,7 @@ def record_config(run: RunFolder, cfg: RunConfig) -> None:
     goes in too: resume checks it against the checkpoint before building anything) and sign the
     folder as written by this user, so resume/load/predict accept it without asking."""
     run.write_config(cfg.to_yaml_dict())
-    sign_run(run.path)
+    sign_written(run.path)
 
 
 def discard_run_folder(path: Path, *, parent: Path | None) -> None:
