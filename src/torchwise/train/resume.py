@@ -72,6 +72,8 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     training = checkpoint.training_state
     ctx.model.load_state_dict(checkpoint.model_state)
     ctx.optimizer.load_state_dict(training["optimizer"])
+    for group in ctx.optimizer.param_groups:  # checkpoints from before groups carried their peak LR
+        group.setdefault("peak_lr", ctx.cfg.optim.lr * group.get("lr_multiplier", 1.0))
     ctx.scaler.load_state_dict(training["scaler"])
     if ctx.scheduler is not None:
         ctx.scheduler.load_state_dict(training["scheduler"])

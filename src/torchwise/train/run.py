@@ -195,15 +195,16 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
     collate_fn = train_data.collate_fn if isinstance(train_data, DataLoader) else collate
-    data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=model is None)
+    builtin = model is None and cfg.model.target is None
+    data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=builtin)
     record_data(run, view, data)
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     if model is None:
-        if data.out_features is None:
+        if builtin and data.out_features is None:
             raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                               hint="set task.num_classes")
-        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
+        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features or 0,
                             base_dir=cfg.base_dir)
     model = model.to(device)
     if cfg.model.init_from is not None:
