@@ -46,8 +46,24 @@ class CheckpointError(TorchwiseError):
     """A checkpoint is missing, corrupt, or belongs to another model or config."""
 
 
+class WeightsMismatch(CheckpointError):
+    """Saved weights do not fit a model; ``report`` (a `WeightsReport`) lists every key."""
+
+    def __init__(self, message: str, *, report: object, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.report = report
+
+
 class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
+
+
+class TrustError(TorchwiseError):
+    """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
+
+
+class UntrustedRunError(TorchwiseError):
+    """A run folder this user did not sign names code to import, and the user has not accepted it."""
 
 
 class RunFailed(TorchwiseError):
