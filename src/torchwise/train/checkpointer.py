@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchwise.config import RunConfig
+from torchwise.data.streams import loader_state
 from torchwise.reproducibility import capture_rng_state
 from torchwise.runs.trust import sign_written
 
@@ -83,4 +84,5 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
+        "data": loader_state(ctx.train_loader),  # where a stateful stream is; None for any other data
     }
