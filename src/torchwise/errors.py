@@ -50,6 +50,10 @@ class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
 
 
+class RunLocked(TorchwiseError):
+    """Another live process is writing this run folder (it holds the folder's `.lock`)."""
+
+
 class RunFailed(TorchwiseError):
     """A run started but could not finish (non-finite loss, out of memory at micro-batch 1)."""
 

@@ -10,7 +10,8 @@ For every optimizer step::
     unscale, clip the global grad norm, check loss and norm are finite
     optimizer step, scaler update, zero_grad(set_to_none=True)
     LR for the next step from the schedule
-    every log.every_n_steps: read the loss (the only routine host sync), log
+    every log.every_n_steps: read the loss (the only routine host sync), log (with the host
+        seconds per step spent waiting for data and in the whole step: timestamps, no sync)
     every train.eval_every steps and every epoch end: validate, checkpoint, early-stop
 
 Everything the loop needs arrives in a `LoopContext`; everything a checkpoint must restore
@@ -111,6 +112,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
     steps_in_epoch = math.ceil(batches_per_epoch(ctx.train_loader) / cfg.train.accumulate)
     log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
     running_samples, clock = 0, time.perf_counter()
+    # Host seconds spent waiting for batches vs in whole steps, over the open log window:
+    # timestamps only, no device sync (the step already reads its loss from the device).
+    data_wait, step_time, window_steps = 0.0, 0.0, 0
     while not finished(cfg, state, total_steps):
         epoch = state.epoch
         start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
@@ -119,7 +123,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs, total_steps=steps_in_epoch)
         exhausted = False
         while state.step < total_steps and not ctx.stop_requested:
+            fetch_start = time.perf_counter()
             window = next_window(batches, cfg.train.accumulate, ctx.device)  # 1. fetch
+            fetched = time.perf_counter()
             if not window:
                 exhausted = True
                 break
@@ -143,6 +149,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             state.samples_in_epoch += window_samples
             state.samples_total += window_samples
             running_samples += window_samples
+            data_wait += fetched - fetch_start
+            step_time += time.perf_counter() - fetch_start
+            window_steps += 1
 
             if state.step % log_every == 0:  # 9. log
                 now = time.perf_counter()
@@ -150,11 +159,14 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 speed = running_samples / max(now - clock, 1e-9)
                 ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
                                      "loss": mean_loss, "lr": lr, "grad_norm": grad_norm,
-                                     "samples_per_second": round(speed, 1)})
+                                     "samples_per_second": round(speed, 1),
+                                     "data_wait": round(data_wait / window_steps, 6),
+                                     "step_time": round(step_time / window_steps, 6)})
                 ctx.progress.update(steps=state.step % steps_in_epoch or steps_in_epoch, loss=mean_loss,
                                     lr=lr, samples_per_second=speed)
                 state.log_loss_sum, state.log_loss_count = 0.0, 0
                 running_samples, clock = 0, now
+                data_wait, step_time, window_steps = 0.0, 0.0, 0
             if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
                 if validate_and_checkpoint(ctx, state, epoch=epoch):
                     return state

@@ -30,6 +30,7 @@ from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.record import earlier_segments, segment, timing
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import LoopContext, LoopState, NonFiniteStep, finished, planned_steps, train
@@ -68,7 +69,9 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
         run.write_config(cfg.to_yaml_dict())
     started = time.time()
-    summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
+    before = earlier_segments(run.path) if resume_dir is not None else []
+    summary: dict[str, Any] = {"status": "running", "name": run.path.name,
+                               **timing([*before, segment(started=started, finished=None, status="running")])}
     run.write_summary(summary)
     view = make_progress(progress or cfg.log.progress)
     state = LoopState()
@@ -98,6 +101,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         view.close()
         done_before = summary.get("resumed_samples", 0)
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
+        summary.update(timing([*before, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
@@ -247,7 +251,10 @@ def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
 
 def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
                    samples_before: int = 0) -> dict[str, Any]:
-    """The closing summary; speed counts the samples of this process only (after a resume too)."""
+    """The closing summary; speed counts the samples of this process only (after a resume too).
+
+    ``wall_seconds`` here is this process's; the caller replaces it with the run's total.
+    """
     wall = time.time() - started
     summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
                                "steps": state.step, "samples": state.samples_total,
