@@ -18,6 +18,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "runs": "torchwise.cli.runs",
+    "diagnose": "torchwise.cli.diagnose",
 }
 
 

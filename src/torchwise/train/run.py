@@ -103,8 +103,19 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
         summary.update(timing([*before, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
+        write_diagnosis(run)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def write_diagnosis(run: RunFolder) -> None:
+    """diagnosis.json: what `torchwise diagnose` finds in the finished run (never fails the run)."""
+    from torchwise.diagnose.run_findings import diagnose_run
+
+    try:
+        run.write_json("diagnosis.json", diagnose_run(run.path).to_json())
+    except Exception as err:  # a bug in the diagnosis must not turn a finished run into a crash
+        run.log_event("diagnosis_failed", reason=f"{type(err).__name__}: {err}")
 
 
 def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
