@@ -33,9 +33,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from torchwise.train.checkpoint import load_checkpoint, save_checkpoint
-from torchwise.train.checkpoint_folder import fsync_path
-from torchwise.train.tensor_file import drop_from_page_cache
+from torchwise.checkpoints.checkpoint import load_checkpoint, save_checkpoint
+from torchwise.checkpoints.checkpoint_folder import fsync_path
+from torchwise.checkpoints.tensor_file import drop_from_page_cache
 
 LAYERS, WIDTH_IN, WIDTH_OUT = 8, 3072, 4096  # 8 x 12.6M weights = 100.7M parameters
 

@@ -15,6 +15,7 @@ MODULES = [
     "torchwise.targets",
     "torchwise.reproducibility",
     "torchwise.data.loaders",
+    "torchwise.data.batch",
     "torchwise.runs.folder",
     "torchwise.train.optim",
     "torchwise.train.schedules",
@@ -25,11 +26,12 @@ MODULES = [
     "torchwise.env.probe",
     "torchwise.diagnose.errors",
     "torchwise.diagnose.explanation",
-    "torchwise.train.checkpoint",
-    "torchwise.train.checkpoint_folder",
-    "torchwise.train.state_codec",
-    "torchwise.train.tensor_file",
-    "torchwise.train.weights",
+    "torchwise.checkpoints.checkpoint",
+    "torchwise.checkpoints.checkpoint_folder",
+    "torchwise.checkpoints.compare",
+    "torchwise.checkpoints.state_codec",
+    "torchwise.checkpoints.tensor_file",
+    "torchwise.checkpoints.weights",
 ]
 
 

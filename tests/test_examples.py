@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from torchwise.checkpoints.checkpoint import load_checkpoint
 from torchwise.cli import main
-from torchwise.train.checkpoint import load_checkpoint
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

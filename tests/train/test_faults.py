@@ -17,9 +17,9 @@ from torch import nn
 from torch.utils.data import TensorDataset
 
 import torchwise
+from torchwise.checkpoints.checkpoint import verify_checkpoint
 from torchwise.errors import RunFailed
 from torchwise.runs.folder import read_jsonl
-from torchwise.train.checkpoint import verify_checkpoint
 
 
 class Explode(nn.Module):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from torchwise.checkpoints.checkpoint import load_checkpoint, verify_checkpoint
 from torchwise.runs.folder import read_jsonl
-from torchwise.train.checkpoint import load_checkpoint, verify_checkpoint
 
 CONFIG = """
 data: {source: digits, standardize: true}

@@ -1,6 +1,6 @@
 """Which state goes into a checkpoint, and where: `checkpoints/last`, `best`, numbered ones.
 
-The format itself (safetensors + meta.json, checksums, atomic swap) is `train/checkpoint.py`.
+The format itself (safetensors + meta.json, checksums, atomic swap) is `torchwise.checkpoints`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from torchwise.config import RunConfig
 from torchwise.reproducibility import capture_rng_state
 
 if TYPE_CHECKING:
-    from torchwise.train.loop import LoopContext, LoopState
+    from torchwise.train.context import LoopContext, LoopState
 
 
 class Checkpointer:
     """Writes `last` every epoch (and every N steps), `best` on improvement, keeps N numbered."""
 
     def __init__(self, run_cfg: RunConfig, *, directory: Path) -> None:
-        from torchwise.train.checkpoint import cleanup_stale
+        from torchwise.checkpoints.checkpoint import cleanup_stale
         from torchwise.train.resume import code_fingerprint
 
         self.cfg = run_cfg.checkpoint
@@ -34,7 +34,7 @@ class Checkpointer:
         cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
     def save_last(self, ctx: LoopContext, state: LoopState) -> None:
-        from torchwise.train.checkpoint import copy_checkpoint, delete_checkpoint
+        from torchwise.checkpoints.checkpoint import copy_checkpoint, delete_checkpoint
 
         last = self.directory / "last"
         self._save(last, ctx, state)
@@ -46,7 +46,7 @@ class Checkpointer:
                 delete_checkpoint(old)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
-        from torchwise.train.checkpoint import copy_checkpoint
+        from torchwise.checkpoints.checkpoint import copy_checkpoint
 
         if self.last_step == state.step:  # the same state: link its files instead of writing them again
             copy_checkpoint(self.directory / "last", self.directory / "best")
@@ -54,7 +54,7 @@ class Checkpointer:
             self._save(self.directory / "best", ctx, state)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
-        from torchwise.train.checkpoint import save_checkpoint
+        from torchwise.checkpoints.checkpoint import save_checkpoint
 
         tracker = ctx.early_stop
         save_checkpoint(

@@ -21,7 +21,8 @@ from torchwise.train.precision import Precision
 from torchwise.train.tasks import Task, check_output_shape, last_linear_name
 
 if TYPE_CHECKING:
-    from torchwise.train.loop import LoopContext, NonFiniteStep
+    from torchwise.train.context import LoopContext
+    from torchwise.train.loop import NonFiniteStep
 
 
 def preflight(model: nn.Module, task: Task, data: PreparedData, dataset: Dataset,

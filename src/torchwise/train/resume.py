@@ -17,8 +17,8 @@ from torchwise.config import RunConfig, apply_override, load_config
 from torchwise.errors import ResumeError
 
 if TYPE_CHECKING:
-    from torchwise.train.checkpoint import Checkpoint
-    from torchwise.train.loop import LoopContext, LoopState
+    from torchwise.checkpoints.checkpoint import Checkpoint
+    from torchwise.train.context import LoopContext, LoopState
 
 # Overrides a resume may take: they extend or watch the run, never change a step's result.
 EXTENDING = ("train.epochs", "train.max_steps", "early_stop.", "log.", "checkpoint.")
@@ -64,9 +64,9 @@ def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, prec
 
 def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     """Load everything a checkpoint holds into a freshly built context; RNGs last."""
+    from torchwise.checkpoints.checkpoint import check_compatible
     from torchwise.reproducibility import restore_rng_state
-    from torchwise.train.checkpoint import check_compatible
-    from torchwise.train.loop import LoopState
+    from torchwise.train.context import LoopState
 
     check_compatible(checkpoint, ctx.model)
     training = checkpoint.training_state

@@ -32,8 +32,9 @@ from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.runs.record import earlier_segments, segment, timing
 from torchwise.train.checkpointer import Checkpointer
+from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
-from torchwise.train.loop import LoopContext, LoopState, NonFiniteStep, finished, planned_steps, train
+from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
@@ -126,7 +127,7 @@ def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> Tor
 
 def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     """Load `checkpoints/last` into the context; say so in the events and on screen."""
-    from torchwise.train.checkpoint import load_checkpoint
+    from torchwise.checkpoints.checkpoint import load_checkpoint
     from torchwise.train.resume import check_resumable, code_changes, code_fingerprint, restore
 
     checkpoint = load_checkpoint(run.checkpoints / "last")
@@ -171,7 +172,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                             base_dir=cfg.base_dir)
     model = model.to(device)
     if cfg.model.init_from is not None:
-        from torchwise.train.weights import load_foreign_weights
+        from torchwise.checkpoints.weights import load_foreign_weights
 
         report = load_foreign_weights(model, cfg.resolve_path(cfg.model.init_from), strict=cfg.model.strict)
         run.log_event("init_from", path=str(cfg.model.init_from), loaded=len(report.loaded),

@@ -230,7 +230,7 @@ def copy_checkpoint(source: Path, directory: Path) -> None:
     Falls back to a copy where the file system has no hard links.
 
     >>> import tempfile, torch
-    >>> from torchwise.train.checkpoint import load_checkpoint, save_checkpoint
+    >>> from torchwise.checkpoints.checkpoint import load_checkpoint, save_checkpoint
     >>> root = Path(tempfile.mkdtemp())
     >>> save_checkpoint(root / "last", model_state={"w": torch.ones(1)}, training_state={}, meta={})
     >>> copy_checkpoint(root / "last", root / "best")

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from torchwise.checkpoints.tensor_file import DTYPE_CODES
 from torchwise.errors import CheckpointError
-from torchwise.train.tensor_file import DTYPE_CODES
 
 ROOT = "state"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -31,8 +31,7 @@ from typing import Any
 import torch
 
 import torchwise
-from torchwise.errors import CheckpointError
-from torchwise.train.checkpoint_folder import (
+from torchwise.checkpoints.checkpoint_folder import (
     META_FILE,
     cleanup_stale,
     copy_checkpoint,
@@ -40,9 +39,10 @@ from torchwise.train.checkpoint_folder import (
     find_checkpoint,
     publish_folder,
 )
-from torchwise.train.state_codec import flatten_state, unflatten_state, view_key
-from torchwise.train.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
-from torchwise.train.weights import compare_state_dicts
+from torchwise.checkpoints.compare import compare_state_dicts
+from torchwise.checkpoints.state_codec import flatten_state, unflatten_state, view_key
+from torchwise.checkpoints.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
+from torchwise.errors import CheckpointError
 
 FORMAT = "torchwise-checkpoint"
 FORMAT_VERSION = 1

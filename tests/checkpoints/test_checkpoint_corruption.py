@@ -16,15 +16,15 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import save_file
 
-from torchwise.errors import CheckpointError
-from torchwise.train import checkpoint as ckpt
-from torchwise.train.checkpoint import (
+from torchwise.checkpoints import checkpoint as ckpt
+from torchwise.checkpoints.checkpoint import (
     find_checkpoint,
     load_checkpoint,
     save_checkpoint,
     verify_checkpoint,
 )
-from torchwise.train.state_codec import unflatten_state
+from torchwise.checkpoints.state_codec import unflatten_state
+from torchwise.errors import CheckpointError
 
 FILES = ("model.safetensors", "state.safetensors", "meta.json")
 TENSOR_FILES = FILES[:2]

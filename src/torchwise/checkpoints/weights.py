@@ -8,72 +8,18 @@ unpickling runs whatever code the file's author put in it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from torchwise.checkpoints.checkpoint import load_checkpoint
+from torchwise.checkpoints.compare import WeightsReport, compare_state_dicts
 from torchwise.errors import CheckpointError
 
 _PICKLE_SUFFIXES = (".pt", ".pth", ".bin")
 # Where common tools nest the weights inside a saved dict.
 _NESTED_KEYS = ("state_dict", "model", "model_state_dict")
-_SHOWN = 5
-
-
-@dataclass
-class WeightsReport:
-    """How a set of saved weights fits a model; empty lists mean a perfect fit."""
-
-    loaded: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
-    unexpected: list[str] = field(default_factory=list)
-    # (key, shape in the file, shape in the model)
-    shape_mismatches: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = field(
-        default_factory=list
-    )
-
-    @property
-    def ok(self) -> bool:
-        return not (self.missing or self.unexpected or self.shape_mismatches)
-
-    def describe(self) -> str:
-        """One line per kind of problem, naming the first few keys."""
-        parts = []
-        if self.missing:
-            parts.append(f"missing keys ({len(self.missing)}): {self.missing[:_SHOWN]}")
-        if self.unexpected:
-            parts.append(f"unexpected keys ({len(self.unexpected)}): {self.unexpected[:_SHOWN]}")
-        if self.shape_mismatches:
-            shown = ", ".join(
-                f"{key}: file {list(found)} vs model {list(wanted)}"
-                for key, found, wanted in self.shape_mismatches[:_SHOWN]
-            )
-            parts.append(f"shape mismatches ({len(self.shape_mismatches)}): {shown}")
-        return "; ".join(parts) or "all keys match"
-
-
-def compare_state_dicts(
-    expected: Mapping[str, torch.Tensor], found: Mapping[str, torch.Tensor]
-) -> WeightsReport:
-    """Compare a model's ``state_dict()`` (``expected``) with saved weights (``found``).
-
-    >>> model_state = {"w": torch.zeros(2, 3)}
-    >>> report = compare_state_dicts(model_state, {"w": torch.zeros(3, 2), "b": torch.zeros(1)})
-    >>> report.unexpected, report.shape_mismatches
-    (['b'], [('w', (3, 2), (2, 3))])
-    """
-    report = WeightsReport()
-    for key, wanted in expected.items():
-        if key not in found:
-            report.missing.append(key)
-        elif tuple(found[key].shape) != tuple(wanted.shape):
-            report.shape_mismatches.append((key, tuple(found[key].shape), tuple(wanted.shape)))
-        else:
-            report.loaded.append(key)
-    report.unexpected = [key for key in found if key not in expected]
-    return report
 
 
 def load_foreign_weights(model: torch.nn.Module, path: Path, *, strict: bool) -> WeightsReport:
@@ -106,8 +52,6 @@ def load_foreign_weights(model: torch.nn.Module, path: Path, *, strict: bool) ->
 
 def _read_state_dict(path: Path) -> dict[str, torch.Tensor]:
     if path.is_dir():  # a torchwise checkpoint folder, e.g. runs/digits/checkpoints/best
-        from torchwise.train.checkpoint import load_checkpoint
-
         return load_checkpoint(path).model_state
     if not path.is_file():
         raise CheckpointError(

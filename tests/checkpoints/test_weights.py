@@ -6,8 +6,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from torchwise.checkpoints.weights import load_foreign_weights
 from torchwise.errors import CheckpointError
-from torchwise.train.weights import load_foreign_weights
 
 
 def net() -> torch.nn.Module:

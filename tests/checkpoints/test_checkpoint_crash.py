@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 import torch
 
-from torchwise.errors import CheckpointError
-from torchwise.train import checkpoint, checkpoint_folder
-from torchwise.train.checkpoint import (
+from torchwise.checkpoints import checkpoint, checkpoint_folder
+from torchwise.checkpoints.checkpoint import (
     cleanup_stale,
     delete_checkpoint,
     find_checkpoint,
@@ -27,6 +26,7 @@ from torchwise.train.checkpoint import (
     save_checkpoint,
     verify_checkpoint,
 )
+from torchwise.errors import CheckpointError
 
 # Every filesystem call whose order makes the guarantee.
 DURABILITY_CALLS = ("fsync", "rename", "replace", "symlink")
@@ -185,7 +185,7 @@ WRITER = textwrap.dedent(
     """
     import sys, torch
     from pathlib import Path
-    from torchwise.train.checkpoint import save_checkpoint
+    from torchwise.checkpoints.checkpoint import save_checkpoint
     weights = {f"layer{i}": torch.randn(256, 1024) for i in range(4)}  # 4 MiB a save
     for step in range(1, 10**6):
         save_checkpoint(Path(sys.argv[1]), model_state=weights,

@@ -14,17 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors import safe_open
 
-from torchwise.errors import CheckpointError
-from torchwise.train import checkpoint as ckpt
-from torchwise.train.checkpoint import (
+from torchwise.checkpoints import checkpoint as ckpt
+from torchwise.checkpoints.checkpoint import (
     check_compatible,
     find_checkpoint,
     load_checkpoint,
     save_checkpoint,
     verify_checkpoint,
 )
-from torchwise.train.state_codec import flatten_state, unflatten_state
-from torchwise.train.tensor_file import tensor_bytes
+from torchwise.checkpoints.state_codec import flatten_state, unflatten_state
+from torchwise.checkpoints.tensor_file import tensor_bytes
+from torchwise.errors import CheckpointError
 
 
 def assert_same(a: Any, b: Any, path: str = "state") -> None:

@@ -1,0 +1,69 @@
+"""What the loop carries: `LoopContext` (what a run trains with) and `LoopState` (where it is).
+
+Their own module so that the loop and the guards it calls both read them without importing
+each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from torchwise.config import RunConfig
+from torchwise.runs.folder import RunFolder
+from torchwise.runs.progress import ProgressView
+from torchwise.train.guards import EarlyStopping
+from torchwise.train.precision import Precision
+from torchwise.train.tasks import Task
+
+Batch = tuple[torch.Tensor, torch.Tensor]
+
+
+@dataclass
+class LoopState:
+    """Counters a checkpoint restores: where the run is."""
+
+    epoch: int = 0
+    step: int = 0
+    samples_in_epoch: int = 0
+    samples_total: int = 0
+    nonfinite_skips: int = 0
+    micro_splits: int = 1  # each loaded micro-batch runs in this many pieces (raised on OOM)
+    last_eval_step: int = -1
+    # Step losses already read from the device: the open log window and the epoch so far.
+    log_loss_sum: float = 0.0
+    log_loss_count: int = 0
+    epoch_loss_sum: float = 0.0
+    epoch_loss_count: int = 0
+    status: str = "running"
+    reason: str | None = None
+
+
+@dataclass
+class LoopContext:
+    """What one run trains with. `model` is the plain module; `forward` may be its compiled twin."""
+
+    cfg: RunConfig
+    model: nn.Module
+    forward: nn.Module
+    optimizer: torch.optim.Optimizer
+    scaler: torch.amp.GradScaler
+    task: Task
+    train_loader: DataLoader
+    val_loader: DataLoader | None
+    device: torch.device
+    precision: Precision
+    run: RunFolder
+    progress: ProgressView
+    early_stop: EarlyStopping
+    checkpoints: Any = None  # a Checkpointer, or None when checkpoints are off
+    stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
+    last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
+    params: list[torch.Tensor] = field(default_factory=list)  # what clipping and the norm cover
+
+    def __post_init__(self) -> None:
+        self.params = [p for group in self.optimizer.param_groups for p in group["params"]]
