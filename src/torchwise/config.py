@@ -192,6 +192,9 @@ class LogConfig(_Section):
         return {False: "off", True: "auto"}.get(value, value) if isinstance(value, bool) else value
     tensorboard: bool = False
     """Also write TensorBoard scalars to the run folder (needs the `tensorboard` extra)."""
+    grad_stats_every: int | None = Field(50, ge=1)
+    """Every N optimizer steps, log per-layer gradient norms, update/weight ratios and dead units
+    (one extra device read on that step); null turns it off."""
 
 
 class RunConfig(_Section):

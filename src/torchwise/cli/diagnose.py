@@ -18,7 +18,8 @@ def command(
     vanishing_gradients, exploding_gradients, dead_units, data_bound. Exit 0 when healthy, 1 when
     a finding is a warning or an error. Reads the folder only; imports none of its code.
     """
-    from torchwise.diagnose.run_findings import diagnose_run, render_diagnosis
+    from torchwise.diagnose.run_diagnosis import diagnose_run
+    from torchwise.diagnose.run_finding import render_diagnosis
 
     diagnosis = diagnose_run(run_dir)
     if json_output:

@@ -64,7 +64,7 @@ def print_diagnosis(run_dir: Any) -> None:
     """The run's diagnosis.json: one line when healthy, each finding with why and fix otherwise."""
     import json
 
-    from torchwise.diagnose.run_findings import Diagnosis, RunFinding, render_diagnosis
+    from torchwise.diagnose.run_finding import Diagnosis, RunFinding, render_diagnosis
 
     try:
         data = json.loads((run_dir / "diagnosis.json").read_text())

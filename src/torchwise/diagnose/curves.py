@@ -8,7 +8,8 @@ import statistics
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.run_findings import RunFinding
+from torchwise.diagnose.gradients import median_update_ratio
+from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
 
 
@@ -93,12 +94,13 @@ def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFi
 
 
 def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
-    if m["drop"] >= T.SLOW_DROP or m["roughness"] <= T.ROUGH:
+    bouncing = m["roughness"] > T.VERY_ROUGH or (m["roughness"] > T.ROUGH and m["drop"] < T.SLOW_DROP)
+    if not bouncing:
         return None
     return RunFinding(
         "lr_too_high", "warn",
-        f"the training loss oscillates (jumps {m['roughness']:.0%} between log lines) and kept "
-        f"{1 - m['drop']:.0%} of its starting value",
+        f"the training loss oscillates: it jumps {m['roughness']:.0%} between log lines in the second half "
+        f"(steps {m['steps'][0]}-{m['steps'][1]})",
         why="a learning rate that is too high makes each step jump across the valley instead of down it: "
             "the loss bounces instead of falling",
         fix=f"{_scaled_lr(record, 0.3)}, or run an LR range test and take a value below the steepest fall",
@@ -108,6 +110,10 @@ def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> Run
 def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
     if m["drop"] >= T.FLAT_DROP or m["roughness"] > T.ROUGH:
         return None
+    ratio = median_update_ratio(record)
+    if ratio is not None and ratio >= T.UPDATE_RATIO_LOW:
+        return None  # the weights do move: a flat loss is the model's limit, not the LR's
+    ev = {**ev, "median_update_ratio": float(f"{ratio:.3g}") if ratio is not None else None}
     return RunFinding(
         "lr_too_low", "warn",
         f"the training loss hardly moved: {m['start']:.4g} -> {m['end']:.4g} ({m['drop']:.1%} lower) "

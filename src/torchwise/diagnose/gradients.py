@@ -15,7 +15,7 @@ import statistics
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.run_findings import RunFinding
+from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
 
 
@@ -27,6 +27,17 @@ def gradient_findings(record: RunRecord, *, codes: set[str]) -> list[RunFinding]
     findings = [f for f in (vanishing(record), exploding(record), dead_units(record), data_bound(record))
                 if f is not None]
     return findings
+
+
+def median_update_ratio(record: RunRecord) -> float | None:
+    """The median over logged grad-stats steps of the median layer's |update| / |weight|."""
+    per_step = []
+    for line in grad_stats(record):
+        ratios = [s.get("update_ratio") for s in line["layers"].values()]
+        ratios = [r for r in ratios if isinstance(r, (int, float))]
+        if ratios:
+            per_step.append(statistics.median(ratios))
+    return statistics.median(per_step) if per_step else None
 
 
 def _median_by_layer(lines: list[dict[str, Any]], key: str) -> dict[str, float]:
@@ -65,14 +76,14 @@ def exploding(record: RunRecord) -> RunFinding | None:
     if len(norms) < T.MIN_POINTS:
         return None
     clip = (record.config.get("train") or {}).get("clip_grad_norm")
-    later = norms[len(norms) // 10:]
-    clipped = sum(1 for n in later if clip and n > clip) / len(later)
     third = max(len(norms) // 3, 1)
-    growth = statistics.median(norms[-third:]) / max(statistics.median(norms[:third]), 1e-30)
-    if clipped <= T.CLIP_SHARE and growth < T.NORM_GROWTH:
+    late = statistics.median(norms[-third:])
+    growth = late / max(statistics.median(norms[:third]), 1e-30)
+    over_clip = bool(clip) and late > T.CLIP_FACTOR * clip
+    if not over_clip and growth < T.NORM_GROWTH:
         return None
-    what = (f"the gradient norm was above train.clip_grad_norm={clip} on {clipped:.0%} of the logged steps"
-            if clipped > T.CLIP_SHARE else
+    what = (f"the gradient norm of the last third of the run ({late:.3g}) is {late / clip:.3g}x "
+            f"train.clip_grad_norm={clip}: clipping cuts every step" if over_clip else
             f"the gradient norm grew {growth:.3g}x from the first to the last third of the run")
     return RunFinding(
         "exploding_gradients", "warn", what,
@@ -80,7 +91,8 @@ def exploding(record: RunRecord) -> RunFinding | None:
             "rescaling every update, which hides a learning rate or a model that is unstable",
         fix=f"a lower LR (optim.lr, now {(record.config.get('optim') or {}).get('lr')}); normalisation layers; "
             "check the loss scale (a sum instead of a mean); keep train.clip_grad_norm on as the safety net",
-        evidence={"clip_grad_norm": clip, "share_clipped": round(clipped, 3), "growth": float(f"{growth:.3g}"),
+        evidence={"clip_grad_norm": clip, "late_median_grad_norm": float(f"{late:.3g}"),
+                  "growth": float(f"{growth:.3g}"),
                   "median_grad_norm": float(f"{statistics.median(norms):.3g}"), "steps": [steps[0], steps[-1]]})
 
 

@@ -31,6 +31,10 @@ SLOW_DROP = 0.5
 """``drop < 0.5``: the run kept more than half its starting loss; with a jumpy curve that points
 at a too-high LR, with a settled one at underfitting."""
 
+VERY_ROUGH = 0.5
+"""``roughness > 0.5``: the loss jumps by half its value between log lines: the steps overshoot,
+whatever the overall drop (a run at a 500x too-high LR measured 1.7)."""
+
 ROUGH = 0.15
 """``roughness > 0.15``: the loss jumps by more than 15% between log lines (each the mean of
 `log.every_n_steps` steps) after the first half: the steps overshoot. Healthy runs measured
@@ -55,15 +59,18 @@ the remedy was already in place."""
 
 UPDATE_RATIO_LOW = 1e-4
 """Median ``|update| / |weight|`` below 1e-4 per step: the weights hardly move (the classic rule
-of thumb puts a healthy ratio near 1e-3; Adam-family runs sit higher, so only "low" is used)."""
+of thumb puts a healthy ratio near 1e-3; Adam-family runs sit higher, so only "low" is used).
+When grad stats were logged, a flat curve is `lr_too_low` only below this ratio, and a flat
+curve with weights that do move is `underfitting`."""
 
 VANISHING_RATIO = 1e-3
 """The first layer's gradient norm below 1/1000 of the last layer's (median over the logged
 steps): the early layers learn a thousand times slower than the late ones."""
 
-CLIP_SHARE = 0.5
-"""Exploding gradients: the pre-clip norm above ``train.clip_grad_norm`` on more than half of
-the logged steps after the first tenth (clipping is then the rule, not a safety net) ..."""
+CLIP_FACTOR = 10.0
+"""Exploding gradients: the median pre-clip norm of the last third of the run above 10x
+``train.clip_grad_norm`` (every step is then cut to a tenth or less; clipping now and then is
+normal, a small model's norm sits near 1-3 with the default clip of 1) ..."""
 
 NORM_GROWTH = 10.0
 """... or the median gradient norm of the last third 10x that of the first third."""

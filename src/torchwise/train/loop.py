@@ -32,6 +32,7 @@ from torchwise.config import RunConfig
 from torchwise.data.loaders import EpochSampler, start_epoch
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
+from torchwise.train.grad_stats import after_step, before_step, layer_names
 from torchwise.train.oom import shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr
 from torchwise.train.schedules import lr_factor
@@ -78,10 +79,12 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 break
             lr = set_lr(ctx.optimizer, peak_lr=cfg.optim.lr,
                         factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
+            stats_every = cfg.log.grad_stats_every
+            layer_stats: dict[str, Any] | None = {} if stats_every and (state.step + 1) % stats_every == 0 else None
             while True:
                 try:  # 2-8. forward .. step
                     loss, grad_norm, window_samples = train_step(ctx, window, step=state.step,
-                                                                 splits=state.micro_splits)
+                                                                 splits=state.micro_splits, grad_stats=layer_stats)
                     break
                 except torch.OutOfMemoryError:  # retry the same samples in smaller pieces
                     shrink_after_oom(ctx, state, window)
@@ -114,6 +117,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 state.log_loss_sum, state.log_loss_count = 0.0, 0
                 running_samples, clock = 0, now
                 data_wait, step_time, window_steps = 0.0, 0.0, 0
+            if layer_stats:  # per-layer gradient norms, update/weight ratios, dead units
+                ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "grad_stats", "layers": layer_stats})
             if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
                 if validate_and_checkpoint(ctx, state, epoch=epoch):
                     return state
@@ -168,9 +173,12 @@ def to_device(batch: Any, device: torch.device) -> Batch:
     return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
 
 
-def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
-               splits: int = 1) -> tuple[float | None, float, int]:
+def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int = 1,
+               grad_stats: dict[str, Any] | None = None) -> tuple[float | None, float, int]:
     """One optimizer step over a window of micro-batches; returns (loss, grad norm, samples).
+
+    With ``grad_stats`` (a dict, every log.grad_stats_every steps) it is filled with per-layer
+    statistics (train/grad_stats.py): one more device read on those steps only.
 
     Each micro-batch runs in ``splits`` pieces (more than 1 after an out-of-memory retry). The
     loss is None when the step was skipped as not finite (train.on_nonfinite=skip).
@@ -212,8 +220,14 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
         # clip_grad_norm_'s own arithmetic (its float32 total norm), only when it would clip
         total = torch.linalg.vector_norm(torch.stack(norms))
         torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, total, foreach=True)
+    if grad_stats is not None:
+        with_grad = [p for p in ctx.params if p.grad is not None]  # the order of `norms`
+        weights_before = before_step(with_grad)
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
+    if grad_stats is not None:
+        grad_stats.update(after_step(names=layer_names(ctx.model, with_grad), params=with_grad,
+                                     grad_norms=values[len(micro_losses):], before=weights_before))
     optimizer.zero_grad(set_to_none=True)
     return loss_value, norm_value, window_samples
 

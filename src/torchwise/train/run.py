@@ -111,7 +111,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
 
 def write_diagnosis(run: RunFolder) -> None:
     """diagnosis.json: what `torchwise diagnose` finds in the finished run (never fails the run)."""
-    from torchwise.diagnose.run_findings import diagnose_run
+    from torchwise.diagnose.run_diagnosis import diagnose_run
 
     try:
         run.write_json("diagnosis.json", diagnose_run(run.path).to_json())
