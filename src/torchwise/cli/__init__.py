@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "lint": "torchwise.cli.lint",
     "runs": "torchwise.cli.runs",
     "diagnose": "torchwise.cli.diagnose",
+    "summary": "torchwise.cli.summary",
 }
 
 

@@ -40,6 +40,7 @@ def loss_measures(record: RunRecord) -> dict[str, Any] | None:
         "drop": (start - end) / start if start > 0 else 0.0,
         "roughness": statistics.median(jumps) if jumps else 0.0,
         "tail_change": (third[-1] - third[0]) / abs(third[0]) if third[0] else 0.0,
+        "first": losses[0], "peak": max(losses[1:]), "peak_step": steps[losses.index(max(losses[1:]), 1)],
     }
     _, val = record.series("val", "loss")
     measures["val_end"] = val[-1] if val and math.isfinite(val[-1]) else None
@@ -94,13 +95,16 @@ def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFi
 
 
 def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    spiked = m["first"] > 0 and m["peak"] > T.SPIKE * m["first"]
     bouncing = m["roughness"] > T.VERY_ROUGH or (m["roughness"] > T.ROUGH and m["drop"] < T.SLOW_DROP)
-    if not bouncing:
+    if not (spiked or bouncing):
         return None
+    what = (f"the training loss blew up to {m['peak']:.4g} at step {m['peak_step']}, {m['peak'] / m['first']:.3g}x "
+            f"its first logged value {m['first']:.4g}" if spiked else
+            f"the training loss oscillates: it jumps {m['roughness']:.0%} between log lines in the second half "
+            f"(steps {m['steps'][0]}-{m['steps'][1]})")
     return RunFinding(
-        "lr_too_high", "warn",
-        f"the training loss oscillates: it jumps {m['roughness']:.0%} between log lines in the second half "
-        f"(steps {m['steps'][0]}-{m['steps'][1]})",
+        "lr_too_high", "warn", what,
         why="a learning rate that is too high makes each step jump across the valley instead of down it: "
             "the loss bounces instead of falling",
         fix=f"{_scaled_lr(record, 0.3)}, or run an LR range test and take a value below the steepest fall",

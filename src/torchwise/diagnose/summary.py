@@ -109,9 +109,11 @@ def summary(model: nn.Module, batch: Any) -> ModelSummary:
         row.output_shape = shapes(output)
         row.macs = estimate_macs(module, output)
 
+    leaf_model = not any(True for _ in model.children())
     for name, module in model.named_modules():
-        if module is model:
+        if module is model and not leaf_model:  # a model that is one layer gets its own row
             continue
+        name = name or type(module).__name__
         depth = name.count(".")
         handles.append(module.register_forward_pre_hook(pre_hook(name, depth), with_kwargs=True))
         handles.append(module.register_forward_hook(post_hook, with_kwargs=True))

@@ -35,6 +35,11 @@ VERY_ROUGH = 0.5
 """``roughness > 0.5``: the loss jumps by half its value between log lines: the steps overshoot,
 whatever the overall drop (a run at a 500x too-high LR measured 1.7)."""
 
+SPIKE = 3.0
+"""A training-loss line more than 3x the first one: the loss blew up mid-run even if a decaying
+schedule brought it back (a digits run at AdamW lr=0.5 peaked at 29x its first line; healthy
+runs never rose above their first line)."""
+
 ROUGH = 0.15
 """``roughness > 0.15``: the loss jumps by more than 15% between log lines (each the mean of
 `log.every_n_steps` steps) after the first half: the steps overshoot. Healthy runs measured
