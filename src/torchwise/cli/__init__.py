@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "runs": "torchwise.cli.runs",
     "diagnose": "torchwise.cli.diagnose",
     "summary": "torchwise.cli.summary",
+    "report": "torchwise.cli.report",
 }
 
 

@@ -55,8 +55,9 @@ def draw(axes, panel: Panel) -> None:
         if finite:
             steps, values = zip(*finite, strict=True)
             axes.plot(steps, values, label=line.label, marker="o" if len(steps) < 30 else None, markersize=3)
-    positive = all(v > 0 for line in panel.lines for v in line.values if math.isfinite(v))
-    if panel.log_y and positive and not panel.empty:
+    values = [v for line in panel.lines for v in line.values if math.isfinite(v)]
+    # A log axis only where the values span a decade or more; a narrow one reads better plain.
+    if panel.log_y and values and min(values) > 0 and max(values) / min(values) >= 10:
         axes.set_yscale("log")
     axes.set_title(panel.title)
     axes.set_xlabel("optimizer step")
