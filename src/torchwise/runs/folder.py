@@ -63,6 +63,7 @@ class RunFolder:
         self._metrics: TextIO = (path / "metrics.jsonl").open("a")
         self._events: TextIO = (path / "events.jsonl").open("a")
         self._tensorboard: Any = None
+        self._mlflow: Any = None
 
     def enable_tensorboard(self) -> None:
         """Mirror every metric line to TensorBoard scalars under ``tensorboard/``."""
@@ -74,6 +75,12 @@ class RunFolder:
             raise ConfigError("log.tensorboard needs the tensorboard package",
                               hint="pip install 'torchwise[tensorboard]', or set log.tensorboard=false") from None
         self._tensorboard = SummaryWriter(str(self.path / "tensorboard"))
+
+    def enable_mlflow(self, config: dict[str, Any], *, uri: str | None, experiment: str) -> None:
+        """Mirror params, metric lines and, at close, the folder's files to MLflow (runs/mlflow_log.py)."""
+        from torchwise.runs.mlflow_log import MlflowMirror
+
+        self._mlflow = MlflowMirror(self.path, config, uri=uri, experiment=experiment)
 
     @classmethod
     def create(cls, parent: Path, name: str) -> RunFolder:
@@ -113,6 +120,8 @@ class RunFolder:
             for key, value in record.items():
                 if key not in ("step", "epoch", "split", "time") and isinstance(value, (int, float)):
                     self._tensorboard.add_scalar(f"{split}/{key}", value, global_step=step)
+        if self._mlflow is not None:
+            self._mlflow.log_metrics(record)
 
     def log_event(self, kind: str, **fields: Any) -> None:
         record = {"time": round(time.time(), 3), "event": kind, **{k: _clean(v) for k, v in fields.items()}}
@@ -126,6 +135,11 @@ class RunFolder:
     def close(self) -> None:
         if self._tensorboard is not None:
             self._tensorboard.close()
+        if self._mlflow is not None:
+            try:  # after summary.json and diagnosis.json, so that they are among the artefacts
+                self._mlflow.close(json.loads((self.path / "summary.json").read_text()))
+            except Exception as err:  # a tracking server that went away must not fail a finished run
+                self.log_event("mlflow_failed", reason=f"{type(err).__name__}: {err}")
         self._metrics.close()
         self._events.close()
         self._lock.release()

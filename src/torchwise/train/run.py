@@ -80,6 +80,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     try:
         if cfg.log.tensorboard:
             run.enable_tensorboard()
+        if cfg.log.mlflow:
+            run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
         if resume_dir is not None:
             state = resume_state(ctx, run)
