@@ -16,6 +16,8 @@ MODULES = [
     "torchwise.reproducibility",
     "torchwise.data.loaders",
     "torchwise.data.batch",
+    "torchwise.train.metrics",
+    "torchwise.train.tasks",
     "torchwise.runs.folder",
     "torchwise.train.optim",
     "torchwise.train.schedules",
@@ -32,6 +34,11 @@ MODULES = [
     "torchwise.checkpoints.state_codec",
     "torchwise.checkpoints.tensor_file",
     "torchwise.checkpoints.weights",
+    "torchwise.export.signature",
+    "torchwise.export.formats",
+    "torchwise.export.verify",
+    "torchwise.export.manifest",
+    "torchwise.export.exporter",
 ]
 
 

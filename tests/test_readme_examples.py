@@ -99,3 +99,24 @@ def test_quoted_train_errors_are_what_the_cli_prints(sandbox, command, output):
 def test_the_readme_config_is_the_example_file():
     (config,) = [block for block in blocks("yaml") if "name: digits" in block]
     assert yaml.safe_load(config) == yaml.safe_load((ROOT / "examples/digits.yaml").read_text())
+
+
+def test_yaml_objects_block_builds_what_it_names():
+    pytest.importorskip("torchmetrics")
+    import torch
+
+    from torchwise.config import load_config
+    from torchwise.train.optim import build_optimizer, build_scheduler, steps_on_metric
+    from torchwise.train.tasks import build_task
+
+    (block,) = [block for block in blocks("yaml") if "class_weights" in block]
+    cfg = load_config(None, base=yaml.safe_load(block))
+    task = build_task(cfg.task)
+    assert type(task.metrics["f1"]).__name__ == "MulticlassF1Score"
+    optimizer = build_optimizer(torch.nn.Linear(4, 3), cfg.optim)
+    assert isinstance(optimizer, torch.optim.RMSprop) and optimizer.defaults["alpha"] == 0.9
+    assert optimizer.param_groups[0]["lr"] == 0.001
+    assert steps_on_metric(build_scheduler(optimizer, cfg.schedule))
+    logits, target = torch.tensor([[2.0, 0.0, 0.0], [0.0, 2.0, 0.0]]), torch.tensor([0, 1])
+    expected = torch.nn.functional.cross_entropy(logits, target, weight=torch.tensor([1.0, 4.0, 1.0]))
+    assert torch.allclose(task.loss(logits, target), expected)

@@ -29,6 +29,9 @@ _LAZY: dict[str, str] = {
     "summary": "torchwise.diagnose.summary:summary",
     # not "diagnose": that name is the torchwise.diagnose subpackage
     "diagnose_run": "torchwise.diagnose.run_diagnosis:diagnose_run",
+    # not "export": that name is the torchwise.export subpackage
+    "export_module": "torchwise.export.exporter:export_module",
+    "predict": "torchwise.export.predict:predict",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -21,30 +21,45 @@ from torchwise.config import RunConfig, load_config
 def fit(model: Any, train_data: Any, val_data: Any = None, *,
         config: RunConfig | dict[str, Any] | str | Path | None = None,
         overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
-        quiet: bool = False, resume: str | Path | None = None) -> Any:
+        quiet: bool = False, resume: str | Path | None = None, loss: Any = None, optimizer: Any = None,
+        scheduler: Any = None, metrics: dict[str, Any] | None = None) -> Any:
     """Train ``model`` with every torchwise default on, and write a run folder.
 
     ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
     ``model`` sections are not used (you pass them in). Returns a `RunResult` with the run's
     folder, its summary and its best metric.
 
-    ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
-    (``overrides`` may only extend it); pass the same model class and data as the first time.
-    """
-    from torchwise.train.run import run_training
+    Your own pieces, each in place of the config's:
 
+    - ``loss``: a module or function ``loss(output, target)``; it sees the model's output as it is
+      (without it: the model's own ``loss`` when its output has one, else the task's loss).
+    - ``optimizer``: a function of torchwise's parameter groups (no weight decay on biases and
+      norms, LR multipliers applied), e.g. ``lambda groups: torch.optim.RMSprop(groups, lr=1e-3)``.
+    - ``scheduler``: a function of the optimizer, e.g. ``lambda opt: StepLR(opt, 100)``; stepped after
+      every optimizer step, except ``ReduceLROnPlateau``, stepped on ``train.monitor`` at each evaluation.
+    - ``metrics``: ``{name: metric}`` logged as ``val_<name>``: a ``torchmetrics.Metric``, or a function
+      ``fn(logits, target)`` returning a batch's mean (averaged over samples).
+
+    config.yaml records each by qualified name (and arguments where it can, with a note where it
+    cannot). ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
+    (``overrides`` may only extend it); pass the same model class, data and objects as the first time.
+    """
+    from torchwise.train.run import UserObjects, run_training
+
+    objects = UserObjects(loss=loss, optimizer=optimizer, scheduler=scheduler, metrics=metrics)
     if resume is not None:
         from torchwise.train.resume import load_run_config
 
         cfg = load_run_config(Path(resume), list(overrides))
         return run_training(cfg, resume_dir=Path(resume), model=model, train_data=train_data,
-                            val_data=val_data, progress="off" if quiet else None)
+                            val_data=val_data, progress="off" if quiet else None, objects=objects)
     # A copy: the run records its own choices (data source, a changed monitor, OOM splits) in it.
     cfg = resolve_config(config, overrides).model_copy(deep=True)
     cfg.data.source = "python"  # recorded in config.yaml: the data came from the caller
     cfg.model.name = None
     return run_training(cfg, runs_dir=Path(runs_dir), name=name or cfg.name or "fit", model=model,
-                        train_data=train_data, val_data=val_data, progress="off" if quiet else None)
+                        train_data=train_data, val_data=val_data, progress="off" if quiet else None,
+                        objects=objects)
 
 
 def resolve_config(config: RunConfig | dict[str, Any] | str | Path | None,

@@ -73,18 +73,52 @@ class ModelConfig(_Section):
     """With `init_from`: missing, unexpected or mis-shaped keys are an error."""
 
 
+class ObjectSpec(_Section):
+    """A Python object named by its import path, built with keyword arguments."""
+
+    target: str
+    """`package.module:name` of a class (instantiated with `kwargs`) or a function (given `kwargs`)."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for the class or function."""
+    note: str | None = None
+    """Written by fit() when this record cannot rebuild the object (a lambda, an instance's arguments)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        # `loss: my_losses:focal` is the short form of `loss: {target: my_losses:focal}`.
+        return {"target": value} if isinstance(value, str) else value
+
+
 class TaskConfig(_Section):
-    type: Literal["classification", "regression"] = "classification"
-    """`classification`: cross-entropy loss and accuracy; `regression`: MSE loss and MAE."""
-    loss: str | None = None
-    """A `package.module:name` loss (an nn.Module class or a function of (output, target))."""
+    type: Literal["classification", "multilabel", "regression"] = "classification"
+    """`classification`: cross-entropy and accuracy (logits [B, C], [B, C, d1, ...] or [B, T, C]);
+    `multilabel`: BCE-with-logits on float 0/1 targets [B, K], exact-match accuracy and micro-F1;
+    `regression`: MSE and MAE, any number of outputs."""
+    loss: ObjectSpec | None = None
+    """Your loss: `{target: package.module:name, kwargs: {...}}` (an nn.Module class or a function
+    of (output, target)); it replaces the task's loss and the model's own `loss`."""
+    metrics: dict[str, ObjectSpec] = Field(default_factory=dict)
+    """More validation metrics by name (logged as `val_<name>`): a torchmetrics class or a function
+    fn(output, target) -> value averaged over samples."""
     num_classes: int | None = Field(None, ge=2)
     """Classification: number of classes (default: inferred from the training labels)."""
+    ignore_index: int = -100
+    """Classification: the target value that the loss and accuracy skip (padding tokens, void pixels)."""
+    class_weights: list[float] | None = None
+    """Classification: a weight per class for the cross-entropy loss (rare classes weigh more)."""
 
 
 class OptimConfig(_Section):
     name: Literal["sgd", "adam", "adamw"] = "adamw"
-    """The optimizer."""
+    """The optimizer (ignored when `target` is set)."""
+    target: str | None = None
+    """Another optimizer: `package.module:name` called as name(param_groups, lr=optim.lr, **kwargs),
+    e.g. `torch.optim:RMSprop`."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for `target`."""
+    note: str | None = None
+    """Written by fit() when the optimizer factory cannot be rebuilt from this record."""
     lr: float = Field(1e-3, gt=0)
     """Peak learning rate (the schedule scales it)."""
     weight_decay: float = Field(0.01, ge=0)
@@ -107,7 +141,15 @@ class OptimConfig(_Section):
 
 class ScheduleConfig(_Section):
     name: Literal["constant", "step", "cosine", "warmup-cosine", "linear", "one-cycle"] = "warmup-cosine"
-    """The LR schedule, stepped once per optimizer step."""
+    """The LR schedule, stepped once per optimizer step (ignored when `target` is set)."""
+    target: str | None = None
+    """A torch LR scheduler: `package.module:name` called as name(optimizer, **kwargs) and stepped
+    per optimizer step; `torch.optim.lr_scheduler:ReduceLROnPlateau` is stepped on train.monitor at
+    each evaluation."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Keyword arguments for `target`."""
+    note: str | None = None
+    """Written by fit() when the scheduler factory cannot be rebuilt from this record."""
     warmup_fraction: float = Field(0.05, ge=0, lt=1)
     """warmup-cosine: share of all steps spent warming up linearly from 0."""
     warmup_steps: int | None = Field(None, ge=0)

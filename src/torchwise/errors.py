@@ -62,3 +62,7 @@ class RunFailed(TorchwiseError):
 
 class LintError(TorchwiseError):
     """A file given to ``torchwise lint`` cannot be read or parsed."""
+
+
+class ExportError(TorchwiseError):
+    """A model cannot be exported, or its artefact does not match the eager model."""

@@ -53,3 +53,70 @@ def resolve_target(target: str, *, search_dir: Path | None = None) -> Any:
             )
         obj = getattr(obj, part)
     return obj
+
+
+def build_object(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None) -> Any:
+    """The object a config names: a class is instantiated with ``kwargs``; a function is returned
+    with ``kwargs`` bound (``functools.partial``), or as it is without them.
+
+    >>> build_object("fractions:Fraction", {"numerator": 3, "denominator": 6})
+    Fraction(1, 2)
+    >>> build_object("textwrap:shorten", {"width": 10})("a few words here")
+    'a [...]'
+    """
+    import functools
+
+    obj = resolve_target(target, search_dir=search_dir)
+    kwargs = kwargs or {}
+    try:
+        if isinstance(obj, type):
+            return obj(**kwargs)
+    except TypeError as err:
+        raise TargetError(f"{target} cannot be built with {kwargs}: {err}",
+                          hint="check the names of the kwargs against its signature") from None
+    return functools.partial(obj, **kwargs) if kwargs else obj
+
+
+def factory_of(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None) -> Any:
+    """A callable that builds ``target`` from positional arguments plus the config's ``kwargs``
+    (an optimizer from parameter groups, a scheduler from an optimizer)."""
+    import functools
+
+    return functools.partial(resolve_target(target, search_dir=search_dir), **(kwargs or {}))
+
+
+def record_of(obj: Any) -> dict[str, Any]:
+    """How a config records a Python object: ``{"target", "kwargs", "note"}``; the note says why
+    the record cannot rebuild it (a lambda, a local function, an instance whose arguments are
+    not known).
+
+    >>> import functools, textwrap
+    >>> record_of(functools.partial(textwrap.shorten, width=10))
+    {'target': 'textwrap:shorten', 'kwargs': {'width': 10}, 'note': None}
+    >>> record_of(lambda x: x)["note"]
+    'a lambda or local function: pass the same object again to resume'
+    """
+    import functools
+    import json
+
+    kwargs: dict[str, Any] = {}
+    note = None
+    if isinstance(obj, functools.partial):
+        kwargs = dict(obj.keywords)
+        if obj.args:
+            note = "positional arguments of a functools.partial are not recorded"
+        obj = obj.func
+    instance = not isinstance(obj, type) and not hasattr(obj, "__qualname__")
+    kind = type(obj) if instance else obj
+    module = getattr(kind, "__module__", None) or "?"
+    qualname = getattr(kind, "__qualname__", type(kind).__name__)
+    try:
+        json.dumps(kwargs)
+    except (TypeError, ValueError):
+        kwargs = {key: repr(value) for key, value in kwargs.items()}
+        note = "arguments that are not plain values are recorded as text"
+    if "<" in qualname:
+        note = "a lambda or local function: pass the same object again to resume"
+    elif instance:
+        note = "an object passed to fit(); its constructor arguments are not recorded"
+    return {"target": f"{module}:{qualname}", "kwargs": kwargs, "note": note}

@@ -99,7 +99,7 @@ def test_tensor_on_another_device_inside_a_user_model(tmp_path, capsys):
         "        return self.fc(x) + torch.zeros(10, device='meta')  # made on a fixed device\n")
     code, err = train(tmp_path, capsys, "model: {target: bad_model:Net}\n")
     assert code == 2
-    assert "failed on its first batch" in err and "device" in err
+    assert "failed on its first training batch" in err and "device" in err
     assert "hint: a tensor made inside forward() is on another device" in err
 
 

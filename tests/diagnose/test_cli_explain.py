@@ -60,3 +60,21 @@ def test_empty_input_is_an_error_not_an_unknown_message():
                          capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.splitlines()[0] == "error: stdin holds no error message"
+
+
+def test_a_long_log_names_the_line_it_read():
+    log = (
+        "W1130 10:02:11.000000 4242 torch/_dynamo/convert_frame.py:844] [0/8] torch._dynamo hit"
+        " config.cache_size_limit (8)\n"
+        "Epoch 3:  41%|####      | 410/1000\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cuda:0 and cpu!\n"
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__>\n"
+    )
+    done = run_cli(stdin=log)
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[0] == "Tensors on two devices: cuda:0 and cpu"
+    assert done.stdout.splitlines()[-1] == (
+        "  read from:     RuntimeError: Expected all tensors to be on the same device, but found at"
+        " least two devices, cuda:0 and cpu!"
+    )

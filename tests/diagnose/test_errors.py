@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from tests.diagnose.corpus_cases import load_corpus
 
 from torchwise.diagnose import setup_errors
 from torchwise.diagnose.errors import KNOWN, explain
@@ -209,7 +210,8 @@ CASES = [
     (
         "ValueError: Expected input batch_size (128) to match target batch_size (64).",
         "batch-size-mismatch",
-        ["output has 128 rows but the target has 64", "x.view(x.size(0), -1)"],
+        ["The output has 2 rows per target (128 = 2 x 64)", "x.view(x.size(0), -1)",
+         "last batch of the epoch has 64 samples"],
     ),
     (
         "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[16, 1, 224,"
@@ -221,6 +223,23 @@ CASES = [
         "RuntimeError: CUDA error: device-side assert triggered",
         "device-side-assert",
         ["num_classes", "CUDA_LAUNCH_BLOCKING=1"],
+    ),
+    (
+        "RuntimeError: unique_by_key: failed to synchronize: cudaErrorIllegalAddress: an illegal"
+        " memory access was encountered",
+        "cuda-kernel-failure",
+        ["an illegal memory access was encountered", "CUDA_LAUNCH_BLOCKING=1", "num_embeddings"],
+    ),
+    (
+        "RuntimeError: cuda runtime error (30) : unknown error at /opt/conda/conda-bld/"
+        "pytorch_1501972792122/work/pytorch-0.1.12/torch/lib/THC/THCGeneral.c:66",
+        "cuda-unknown-error",
+        ["sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm", "suspend"],
+    ),
+    (
+        "RuntimeError: backward_input can only be called in training mode",
+        "rnn-backward-in-eval",
+        ["model.train()", "torch.backends.cudnn.enabled = False"],
     ),
 ]  # fmt: skip
 
@@ -236,7 +255,8 @@ def test_known_error_is_explained_with_its_numbers(message, error_id, expected):
 
 
 def test_every_table_entry_has_a_case():
-    assert {entry.id for entry in KNOWN} <= {error_id for _, error_id, _ in CASES} | {
+    corpus = {case.id for case in load_corpus()}
+    assert {entry.id for entry in KNOWN} <= {error_id for _, error_id, _ in CASES} | corpus | {
         "driver-too-old",
         "torchvision-operator-missing",
     }
@@ -258,6 +278,11 @@ def test_a_wrong_in_features_is_not_called_a_folded_batch():
         "RuntimeError: [enforce fail at alloc_cpu.cpp:114] DefaultCPUAllocator: not enough memory",
         "RuntimeError: Expected all tensors to be on the same device",
         "TypeError: forward() missing 1 required positional argument: 'x'",
+        "IndexError: list index out of range",
+        "RuntimeError: grad_input must be contiguous",
+        "RuntimeError: The size of tensor a must match the size of tensor b",  # numbers cut off
+        "ValueError: optimizer got an empty list of names",
+        "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`.",
         "",
     ],
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
-BUGGY = "import torch\nmodel = Net()\ntorch.save(model, 'm.pt')\nsd = torch.load('m.pt')\n"
+BUGGY = "import torch\nmodel = Net().cuda()\ntorch.save(model, 'm.pt')\nsd = torch.load('ckpt.pt')\n"
 
 
 def run_lint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -99,6 +99,20 @@ def test_a_broken_file_does_not_hide_the_others(tmp_path):
     assert [f["code"] for f in json.loads(result.stdout)] == ["TW111"]  # still valid JSON
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
     assert [e.split(":")[1].strip() for e in errors] == ["a_broken.py", "b_broken.py"]
+
+
+def test_a_missing_path_does_not_stop_the_other_files(tmp_path):
+    (tmp_path / "train.py").write_text(BUGGY)
+    result = run_lint("train.py", "nosuchdir/", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[0] == "train.py:3:1: TW111 torch.save of the whole module model"
+    assert result.stderr.splitlines() == [
+        "error: nosuchdir: no such file or folder",
+        "hint: check the path you passed",
+    ]
+    fixed = run_lint("train.py", "nosuchdir/", "--fix", cwd=tmp_path)
+    assert fixed.returncode == 2 and "fixed: train.py" in fixed.stderr
+    assert 'map_location="cpu"' in (tmp_path / "train.py").read_text()
 
 
 def test_unknown_format_exits_2(tmp_path):

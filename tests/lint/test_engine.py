@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import statistics
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,9 @@ from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, load_config
 from torchwise.lint.engine import lint_paths, lint_source, noqa_lines
 
-LOAD = "import torch\nstate = torch.load('m.pt')\nwhole = torch.save(model, 'm.pt')\n"
+from . import bench
+
+LOAD = "import torch\nstate = torch.load('ckpt.pt')\nwhole = torch.save(model, 'm.pt')\n"
 
 
 def codes(findings):
@@ -23,10 +25,10 @@ def codes(findings):
 def test_noqa_silences_the_named_code_only():
     source = (
         "import torch\n"
-        "a = torch.load('m.pt')  # noqa: TW110\n"
-        "b = torch.load('m.pt')  # noqa: TW111\n"
-        "c = torch.load('m.pt')  # noqa\n"
-        "d = torch.load('m.pt')  # NOQA: tw107, TW110\n"
+        "state_a = torch.load('m.pt')  # noqa: TW110\n"
+        "state_b = torch.load('m.pt')  # noqa: TW111\n"
+        "state_c = torch.load('m.pt')  # noqa\n"
+        "state_d = torch.load('m.pt')  # NOQA: tw107, TW110\n"
     )
     assert codes(lint_source(source)) == [("TW110", 3)]
     assert noqa_lines(source)[4] is None
@@ -94,46 +96,18 @@ def test_folders_skip_virtualenvs_and_caches(tmp_path):
     assert {Path(f.path).parent.name for f in lint_paths([tmp_path])} == {"src"}
 
 
-def _generated_script(lines: int) -> str:
-    block = textwrap.dedent(
-        """
-        def train_{n}(model, loader, optimizer, scheduler, scaler, criterion):
-            model.train()
-            for step, (x, y) in enumerate(loader):
-                optimizer.zero_grad(set_to_none=True)
-                with torch.autocast("cuda", dtype=torch.bfloat16):
-                    loss = criterion(model(x), y) / 4
-                scaler.scale(loss).backward()
-                if (step + 1) % 4 == 0:
-                    scaler.unscale_(optimizer)
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    scaler.step(optimizer)
-                    scaler.update()
-                    scheduler.step()
-                if step % 100 == 0:
-                    print(step, loss.item())
-            model.eval()
-            with torch.no_grad():
-                for x, y in val_loader:
-                    criterion(model(x), y)
-        """
-    )
-    blocks = ["import torch\n"]
-    while sum(b.count("\n") for b in blocks) < lines:
-        blocks.append(block.format(n=len(blocks)))
-    return "".join(blocks)
-
-
 def test_a_2000_line_file_lints_in_well_under_a_second():
-    source = _generated_script(2000)
-    assert source.count("\n") >= 2000
-    lint_source(source)  # warm the imports
-    started = time.perf_counter()
-    findings = lint_source(source)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, f"{elapsed:.2f}s"
-    assert findings == []
-    print(f"2000-line file: {elapsed * 1000:.0f} ms on {sys.platform}")
+    """Linear in the file's length, measured as a ratio in one process so that a busy machine
+    slows both sides alike; the absolute figure is benchmarks/lint_speed.py's."""
+    speed = bench.load("lint_speed")
+    small, large = speed.generated_script(250), speed.generated_script(2000)
+    assert large.count("\n") >= 2000 and lint_source(large) == []
+    times = speed.time_lint({"small": small, "large": large}, repeats=3)
+    ratio = statistics.median(times["large"]) / statistics.median(times["small"])
+    lines = large.count("\n") / small.count("\n")
+    # Linear work gives a ratio near `lines` (about 8); a rule that walks the file once per
+    # call (quadratic) gives about 64. Three times linear is the margin for noise.
+    assert ratio < 3 * lines, f"{ratio:.1f}x the time for {lines:.1f}x the lines"
 
 
 def test_lint_never_imports_torch():
@@ -159,7 +133,7 @@ def test_a_code_that_matches_no_rule_is_an_error(tmp_path):
     (tmp_path / "t.py").write_text(LOAD)
     with pytest.raises(LintError, match="'TW999' matches no rule") as caught:
         lint_paths([tmp_path], select=["TW999"])
-    assert "TW101-TW124" in caught.value.hint
+    assert "TW101-TW128" in caught.value.hint
     (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["E501"]\n')
     with pytest.raises(LintError, match="ignore: 'E501' matches no rule"):
         lint_paths([tmp_path])

@@ -30,13 +30,14 @@ def test_rule_reports_exactly_the_marked_lines(code):
 def test_every_rule_documents_why_and_fix(code):
     rule = all_rules()[code]
     doc = rule.check.__doc__ or ""
-    assert "Why:" in doc and "Fix:" in doc, code
-    assert rule.hint
+    assert "Why:" in doc and "Fix:" in doc and "Cannot see:" in doc, code
+    assert rule.hint and rule.blind_spots
 
 
 def test_seed_rule_leaves_library_modules_to_their_scripts():
     library = (
         "def train_one_epoch(model, loader, optimizer):\n"
+        "    model.head = torch.nn.Linear(4, 2)\n"
         "    for x, y in loader:\n"
         "        optimizer.zero_grad()\n"
         "        model(x).sum().backward()\n"
@@ -51,6 +52,7 @@ def test_seed_rule_leaves_library_modules_to_their_scripts():
 def test_seed_rule_follows_module_level_calls_into_functions():
     script = (
         "def train(model, loader, optimizer):\n"
+        "    torch.nn.init.normal_(model.weight)\n"
         "    for x, y in loader:\n"
         "        optimizer.zero_grad()\n"
         "        model(x).sum().backward()\n"
@@ -60,3 +62,10 @@ def test_seed_rule_follows_module_level_calls_into_functions():
     )
     only_seed = LintConfig(select=("TW115",))
     assert [(f.code, f.line) for f in lint_source(script, config=only_seed)] == [("TW115", 1)]
+
+
+def test_readme_lists_every_rule_with_its_level_and_blind_spots():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for code, rule in all_rules().items():
+        row = f"| {code} | {rule.level.value} | {rule.summary} | {rule.blind_spots} |"
+        assert row.replace("``", "`") in readme, code

@@ -57,4 +57,9 @@ def command(
     else:
         # the same text a crashed `torchwise train` run prints under its error
         print(explanation.render())
+        if len([line for line in text.splitlines() if line.strip()]) > 1:
+            # in a long log, say which line was read: it is not always the last one
+            first = explanation.matched.splitlines()[0] if explanation.matched else ""
+            line = next((line for line in text.splitlines() if first and first in line), first)
+            print(f"  read from:     {line.strip()[:200]}")
     raise typer.Exit(0 if explanation else 1)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import torch
 from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
 
+from torchwise.data.batch import collate
 from torchwise.reproducibility import epoch_seed, seed_worker
 
 
@@ -68,7 +69,7 @@ def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
     return DataLoader(
         BatchedTensors(*dataset.tensors) if batched else dataset,
         batch_size=batch_size,
-        collate_fn=whole_batch if batched else None,
+        collate_fn=whole_batch if batched else collate,
         sampler=sampler,
         num_workers=num_workers,
         pin_memory=pin_memory,

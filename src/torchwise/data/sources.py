@@ -68,6 +68,19 @@ def _kwargs(source: SourceConfig, allowed: set[str]) -> dict[str, Any]:
     return dict(source.kwargs)
 
 
+# Digits pixels are counts of set bits in 4x4 blocks, 0..16; the source scales them to [0, 1].
+DIGITS_SCALE = 1 / 16
+
+
+def input_scale(source: SourceConfig) -> float:
+    """The factor a built-in source multiplies the raw features by before anything else (digits:
+    1/16 unless ``normalize: false``); 1.0 for every other source. Export writes it in the
+    manifest, so that a user's raw pixels get the model's inputs."""
+    if source.source == "digits" and source.kwargs.get("normalize", True):
+        return DIGITS_SCALE
+    return 1.0
+
+
 def digits(*, normalize: bool = True) -> TensorDataset:
     """The 1,797 8x8 handwritten digits scikit-learn ships (no download). Features scaled to [0, 1]."""
     try:
@@ -78,7 +91,7 @@ def digits(*, normalize: bool = True) -> TensorDataset:
     bunch = load_digits()
     x = torch.tensor(bunch.data, dtype=torch.float32)
     if normalize:
-        x = x / 16.0
+        x = x * DIGITS_SCALE  # a power of two: bit-identical to x / 16
     return TensorDataset(x, torch.tensor(bunch.target, dtype=torch.int64))
 
 
@@ -111,12 +124,17 @@ def read_csv(path: Path, *, target_column: str | None,
         raise DataError(f"{path} has no columns {missing}", hint=f"columns: {', '.join(header)}")
     columns = [header.index(name) for name in features]
     target_index = header.index(target)
-    values = np.empty((len(rows) - 1, len(columns) + 1), dtype=np.float64)
     for row_number, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
             raise DataError(f"{path} line {row_number} has {len(row)} cells, the header has {len(header)}",
                             hint="every row needs one value per column")
-        for out, index in enumerate([*columns, target_index]):
+    # Text labels ('setosa', 'virginica') are class names: index them in sorted order, keep the names.
+    classes = _text_labels([row[target_index].strip() for row in rows[1:]])
+    values = np.empty((len(rows) - 1, len(columns) + 1), dtype=np.float64)
+    for row_number, row in enumerate(rows[1:], start=2):
+        if classes is not None:
+            values[row_number - 2, -1] = classes.index(row[target_index].strip())
+        for out, index in enumerate(columns if classes is not None else [*columns, target_index]):
             cell = row[index].strip()
             if not cell:
                 raise DataError(f"{path} line {row_number}, column {header[index]!r} is empty",
@@ -136,7 +154,27 @@ def read_csv(path: Path, *, target_column: str | None,
         y = torch.tensor(y_values, dtype=torch.int64)
     else:
         y = torch.tensor(y_values, dtype=torch.float32).unsqueeze(1)
-    return TensorDataset(x, y)
+    dataset = TensorDataset(x, y)
+    if classes is not None:
+        dataset.classes = classes  # type: ignore[attr-defined]  # torchvision's name for them
+    return dataset
+
+
+def _text_labels(cells: list[str]) -> list[str] | None:
+    """The sorted class names when any non-empty label is not a number, else None."""
+    def is_number(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    if all(is_number(cell) or not cell for cell in cells):
+        return None
+    if any(not cell for cell in cells):
+        row = cells.index("") + 2
+        raise DataError(f"line {row}: the label is empty", hint="fill or drop rows without a label")
+    return sorted(set(cells))
 
 
 def read_tensor_file(path: Path, *, x_key: str, y_key: str) -> TensorDataset:

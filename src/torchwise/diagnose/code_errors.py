@@ -168,7 +168,14 @@ LOSS_TARGETS = (
 def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
     """(cause, fix) for a dtype clash, most specific first."""
     pair = {expected.lower(), found.lower()}
-    if expected.lower() == "long" and found.lower() in ("float", "double", "int"):
+    if expected.lower() == "long" and found.lower() == "int":
+        return (
+            "the labels are int32, not int64: NumPy's default integer on Windows is int32 (and"
+            " some datasets store int32), while CrossEntropyLoss and NLLLoss take int64 class"
+            " indices",
+            f"convert the labels once: y = y.long() (or .astype(np.int64) in the dataset). {LOSS_TARGETS}",
+        )
+    if expected.lower() == "long" and found.lower() in ("float", "double"):
         return (
             "a loss that takes class indices (CrossEntropyLoss, NLLLoss) got a"
             f" {found} target, e.g. one-hot rows or labels read as floats",
@@ -188,9 +195,13 @@ def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
         )
     if pair & {"half", "bfloat16"}:
         return (
-            "part of the computation was cast to half precision by hand",
-            "drop the manual .half()/.bfloat16() calls and run the forward pass under"
-            " torch.autocast(device_type, dtype=...), which casts per operation",
+            "half-precision weights meet float32 activations (or the reverse): part of the"
+            " model or its input was cast by hand (.half(), torch_dtype=...) and another part"
+            " was not",
+            "use one dtype: run the forward pass under torch.autocast(device_type, dtype=...),"
+            " which casts per operation, instead of manual .half()/.bfloat16() calls; or cast"
+            " the input to the weights' dtype: x = x.to(model.dtype) (Hugging Face models;"
+            " next(model.parameters()).dtype for any module)",
         )
     return (
         f"a {found} tensor reached an operation that needs {expected}",
@@ -200,8 +211,10 @@ def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
 
 def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     # the regex has numbered alternatives (found2, expected3, ...): fold them onto one name
-    groups = {name.rstrip("234"): value for name, value in match.groupdict().items() if value}
-    expected, found = groups.get("expected", "?"), groups.get("found", "?")
+    groups = {name.rstrip("2345"): value for name, value in match.groupdict().items() if value}
+    # torch prints "float != c10::BFloat16" in this wording: name both the way the others do
+    expected, found = (groups.get(key, "?") for key in ("expected", "found"))
+    expected, found = expected[:1].upper() + expected[1:], found[:1].upper() + found[1:]
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
@@ -238,40 +251,6 @@ def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
     return _dtype_answer(dtype(weight_type), dtype(input_type))
 
 
-def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
-    inputs, targets = match.groups()
-    return answer(
-        title=f"The output has {inputs} rows but the target has {targets}",
-        meaning="The loss pairs each output row with one target; the counts must be equal.",
-        cause=(
-            "A view/reshape with a hard-coded size merged or split the batch, or the output is"
-            " [N, C, ...] while the target was flattened (or the other way round)."
-        ),
-        fix=(
-            "Reshape with the batch size taken from the tensor: x.view(x.size(0), -1)."
-            f" {NO_HARD_CODED_BATCH}"
-        ),
-    )
-
-
-def _channels(match: re.Match[str], text: str) -> Explanation:
-    weight, shape, expected, got = match.groups()
-    return answer(
-        title=f"A conv layer expects {expected} input channels but got {got}",
-        meaning=f"The conv weight [{weight}] wants [N, {expected}, H, W]; the input is [{shape}].",
-        cause=(
-            "Grayscale images fed to an RGB model (or the reverse),"
-            " channels-last data ([N, H, W, C])"
-            " not permuted, or in_channels set for another layer's output."
-        ),
-        fix=(
-            f"Set in_channels={got} on the first conv, or convert the images (ToTensor() gives"
-            f" [C, H, W]; x.permute(0, 3, 1, 2) turns [N, H, W, C] into [N, C, H, W]; Grayscale"
-            f"(num_output_channels={expected}) repeats gray into {expected} channels)."
-        ),
-    )
-
-
 KNOWN: list[KnownError] = [
     known(
         "linear-shapes",
@@ -297,18 +276,9 @@ KNOWN: list[KnownError] = [
         r"|Found dtype (?P<found2>\w+) but expected (?P<expected2>\w+)"
         r"|Expected object of scalar type (?P<expected3>\w+) but got scalar type (?P<found3>\w+)"
         r"|must have the same dtype, but got (?P<found4>\w+) and (?P<expected4>\w+)"
-        r"|\"(?P<op>\w+)\" not implemented for '(?P<dtype>\w+)'",
+        r"|expected mat1 and mat2 to have the same dtype, but got: (?:struct )?(?:c ?10::)?"
+        r"(?P<found5>\w+) ?!= ?(?:struct )?(?:c ?10::)?(?P<expected5>\w+)"
+        r"|\"(?P<op>\w+)\" not implemented for '(?P<dtype>(?!Half|BFloat16)\w+)'",
         _scalar_type,
-    ),
-    known(
-        "batch-size-mismatch",
-        r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)",
-        _batch_sizes,
-    ),
-    known(
-        "conv-channels",
-        r"weight of size \[([\d, ]+)\], expected input\[([\d, ]+)\] to have (\d+) channels,"
-        r" but got (\d+) channels instead",
-        _channels,
     ),
 ]

@@ -71,9 +71,18 @@ class KnownError:
     id: str
     regex: re.Pattern[str]
     build: Builder
+    # A catch-all message (a device-side assert, a cuBLAS failure) that is usually the echo of an
+    # earlier, more specific error: any specific match in the same text wins over it.
+    generic: bool = False
 
-    def explain(self, text: str) -> Explanation | None:
-        match = self.regex.search(text)
+    def last_match(self, text: str) -> re.Match[str] | None:
+        """The last place the message occurs: in a long log the final occurrence is the one
+        that stopped the run."""
+        matches = list(self.regex.finditer(text))
+        return matches[-1] if matches else None
+
+    def explain(self, text: str, match: re.Match[str] | None = None) -> Explanation | None:
+        match = match or self.last_match(text)
         if match is None:
             return None
         answer = self.build(match, text)
@@ -87,8 +96,10 @@ class KnownError:
         )
 
 
-def known(error_id: str, pattern: str, build: Builder, flags: int = 0) -> KnownError:
-    return KnownError(error_id, re.compile(pattern, flags), build)
+def known(
+    error_id: str, pattern: str, build: Builder, flags: int = 0, *, generic: bool = False
+) -> KnownError:
+    return KnownError(error_id, re.compile(pattern, flags), build, generic)
 
 
 def answer(*, title: str, meaning: str, cause: str, fix: str) -> Explanation:
@@ -100,3 +111,23 @@ def sentence(text: str) -> str:
     """Capitalised and ending in a full stop, for parts assembled from table fragments."""
     text = text[0].upper() + text[1:]
     return text if text.endswith(".") else text + "."
+
+
+def dims(text: str) -> list[int]:
+    """``"3, 224, 224"``, ``"32 x 784"`` or ``"(512,256,256)"`` as a list of sizes.
+
+    >>> dims("torch.Size([1, 512, 1, 1])"), dims("[32 x 784]")
+    ([1, 512, 1, 1], [32, 784])
+    """
+    return [int(number) for number in re.findall(r"\d+", text)]
+
+
+def shape(sizes: list[int]) -> str:
+    """The way torch prints a shape, for echoing it back: ``[1, 512, 1, 1]``."""
+    return "[" + ", ".join(str(size) for size in sizes) + "]"
+
+
+def fact(text: str, pattern: str, flags: int = 0) -> str | None:
+    """The first group of ``pattern`` anywhere in ``text``: a detail on another line of a log."""
+    found = re.search(pattern, text, flags)
+    return found.group(1) if found else None

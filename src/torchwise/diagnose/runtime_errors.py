@@ -1,28 +1,11 @@
-"""Known errors raised while a training step runs: autograd, GPU memory, kernel asserts."""
+"""Known errors raised while a step runs on a device: GPU memory, kernel asserts, GPU libraries
+(cuDNN, cuBLAS), half precision on the CPU, and the Apple MPS backend."""
 
 from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known
-
-
-def _no_grad(match: re.Match[str], text: str) -> Explanation:
-    return answer(
-        title="backward() on a tensor that is not connected to any parameter",
-        meaning="The loss has no grad_fn, so autograd has nothing to differentiate.",
-        cause=(
-            "The loss was computed inside torch.no_grad() or torch.inference_mode() (a shared"
-            " evaluate helper, a decorator); or it was cut from the graph by .detach(), .item(),"
-            " .numpy() or torch.tensor(value); or every parameter has requires_grad=False."
-        ),
-        fix=(
-            "Compute the training loss outside no_grad blocks and keep it a tensor (do not"
-            " rebuild it with torch.tensor); check loss.requires_grad and"
-            " any(p.requires_grad for p in model.parameters()); unfreeze with"
-            " p.requires_grad_(True)."
-        ),
-    )
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -68,31 +51,37 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _inplace(match: re.Match[str], text: str) -> Explanation:
-    tensor_type, shape, _output, op, version, expected = match.groups()
-    made_by = f", the output of {op.removesuffix('Backward0')}" if op else ""
-    return answer(
-        title=(
-            f"A tensor autograd still needs was changed in place ({tensor_type} [{shape}]{made_by})"
-        ),
-        meaning=(
-            f"Backward needs the [{shape}] tensor{made_by} as it was in the forward pass"
-            f" (version {expected}), but an in-place operation changed it (now version {version})."
-        ),
-        cause=(
-            "An in-place operation after the tensor was used: x += y, x.relu_(), x[:, 0] = ...,"
-            " nn.ReLU(inplace=True), or optimizer.step() between a forward pass and a second"
-            " backward through it (a GAN updating one network before the other's backward)."
-        ),
-        fix=(
-            "Write the operation out of place (x = x + y, torch.relu(x), nn.ReLU(inplace=False),"
-            " x = x.clone() before slicing assignment), or call backward before optimizer.step()."
-            " To find the line, run once with torch.autograd.set_detect_anomaly(True)."
-        ),
-    )
+# The kernel assertion printed before "device-side assert triggered" names the real error.
+ASSERTIONS = (
+    (
+        r"srcIndex < srcSelectDimSize|indexSelect",
+        "an index >= num_embeddings reached nn.Embedding (or index_select)",
+        "check the ids: assert ids.max() < emb.num_embeddings (a tokenizer larger than the"
+        " vocabulary, or a sequence longer than the position embeddings)",
+    ),
+    (
+        r"t >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes",
+        "a class label >= the number of classes (or negative) reached CrossEntropyLoss/NLLLoss",
+        "check the labels: assert 0 <= y.min() and y.max() < num_classes (labels counted from 1,"
+        " or an ignore value other than -100)",
+    ),
+    (
+        r"input_val >= zero && input_val <= one",
+        "BCELoss got values outside [0, 1] (raw logits, or NaN)",
+        "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
+    ),
+)
 
 
 def _device_assert(match: re.Match[str], text: str) -> Explanation:
+    for pattern, cause, fix in ASSERTIONS:
+        if re.search(pattern, text):
+            return answer(
+                title=f"A CUDA kernel assertion: {cause}",
+                meaning="A check inside a GPU kernel failed; the CUDA context is unusable until restart.",
+                cause=sentence(cause),
+                fix=sentence(fix) + " CUDA_LAUNCH_BLOCKING=1 makes the error appear at the right line.",
+            )
     return answer(
         title="A CUDA kernel hit an assertion (almost always an index out of range)",
         meaning=("A check inside a GPU kernel failed; the CUDA context is unusable until restart."),
@@ -107,23 +96,194 @@ def _device_assert(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+DOCTOR = "torchwise doctor checks that this torch's CUDA build fits the driver and the GPU."
+
+
+def _cudnn(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="cuDNN could not start (CUDNN_STATUS_NOT_INITIALIZED)",
+        meaning=(
+            "cuDNN failed to create its handle and workspace, which it does on the first"
+            " convolution or RNN call."
+        ),
+        cause=(
+            "Most often the GPU was out of memory at that moment (cuDNN reports it this way"
+            " instead of a CUDA out of memory error); otherwise the CUDA build of torch does not"
+            " fit the driver or the GPU, or the driver is not loaded."
+        ),
+        fix=(
+            "Rule out memory first: a smaller batch size, and nvidia-smi for other processes on"
+            f" the GPU. Then {DOCTOR} Reinstall the CUDA build it names if they do not match."
+            " torch.backends.cudnn.enabled = False only hides the problem (and is slower)."
+        ),
+    )
+
+
+def _cublas(match: re.Match[str], text: str) -> Explanation:
+    status, call = match.group(1), match.group(2) or "a cuBLAS call"
+    memory = status in ("NOT_INITIALIZED", "ALLOC_FAILED")
+    return answer(
+        title=f"A cuBLAS matrix multiply failed: CUBLAS_STATUS_{status} in {call}",
+        meaning=f"The GPU matrix-multiply library returned CUBLAS_STATUS_{status} for {call}.",
+        cause=(
+            "The GPU ran out of memory when cuBLAS set up its workspace."
+            if memory
+            else "Usually an earlier error reported late: CUDA runs asynchronously, so an index"
+            " out of range (an embedding id, a label) in a previous kernel surfaces at the next"
+            " matmul. Otherwise the torch build has no kernels for this GPU (an old CUDA build on"
+            " a newer card), or the driver is broken."
+        ),
+        fix=(
+            "Run with CUDA_LAUNCH_BLOCKING=1 (or the same batch on the CPU) to see the real error"
+            " at its line. Compare the GPU with the build: python -c \"import torch;"
+            " print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\"; " + DOCTOR
+        ),
+    )
+
+
+def _half_on_cpu(match: re.Match[str], text: str) -> Explanation:
+    dtype = match.group(2)
+    # a log often shows several ("addmm_impl_cpu_", then "slow_conv2d_cpu"): name them all
+    ops = list(dict.fromkeys(re.findall(rf"\"(\w+)\" not implemented for '{dtype}'", text)))
+    op = ", ".join(ops)
+    return answer(
+        title=f"The CPU has no {dtype} kernel for {op}",
+        meaning=f'"{op}" has no {dtype} implementation on the CPU: half-precision weights are running on the CPU.',
+        cause=(
+            "The model was loaded or cast to float16 (model.half(), torch_dtype=torch.float16)"
+            " but runs on the CPU: no GPU is visible, the installed torch is a CPU-only build,"
+            " or the model and inputs were never moved to 'cuda'."
+        ),
+        fix=(
+            "On the CPU run in float32 (model = model.float(), or drop the .half() call) or in"
+            " bfloat16 where the CPU supports it. To use the GPU check torch.cuda.is_available();"
+            " if False with an NVIDIA GPU, replace the CPU-only build (torchwise doctor names the"
+            " CUDA build to install)."
+        ),
+    )
+
+
+def _mps_missing(match: re.Match[str], text: str) -> Explanation:
+    op = match.group(1)
+    return answer(
+        title=f"The operator {op} has no MPS (Apple GPU) implementation in this torch",
+        meaning="The Apple GPU backend implements most operators, but not this one in this release.",
+        cause=f"The model uses {op}, which this torch version does not run on the MPS device.",
+        fix=(
+            "Let torch run it on the CPU: start Python with PYTORCH_ENABLE_MPS_FALLBACK=1 set in"
+            " the shell (PYTORCH_ENABLE_MPS_FALLBACK=1 python train.py); it is read before"
+            " import torch, so setting os.environ later has no effect. Newer releases implement"
+            " more operators: upgrade torch. Or run on the CPU."
+        ),
+    )
+
+
+def _mps_float64(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The MPS device (Apple GPU) has no float64",
+        meaning="Metal has no 64-bit floats, so a float64 tensor cannot be moved to or made on 'mps'.",
+        cause=(
+            "The data is float64: NumPy arrays are float64 by default, and torch.from_numpy"
+            " keeps that dtype."
+        ),
+        fix=(
+            "Convert to float32 before moving: x.to(\"mps\", torch.float32), or"
+            " torch.from_numpy(a).float() when loading; create tensors with dtype=torch.float32."
+        ),
+    )
+
+
+def _kernel_failure(match: re.Match[str], text: str) -> Explanation:
+    what = match.group(0).rstrip(" .:")
+    return answer(
+        title=f"A CUDA kernel failed: {what}",
+        meaning=(
+            "A GPU kernel crashed. CUDA reports errors asynchronously, so the line in the"
+            " traceback is often not the one that failed, and the CUDA context is unusable"
+            " until the process restarts."
+        ),
+        cause=(
+            "Most often an index out of range inside a kernel (an embedding id or a label too"
+            " large, a gather/scatter index), or a compiled extension built for another GPU or"
+            " torch; rarely the hardware or the driver (nvidia-smi or the kernel log shows Xid"
+            " errors then)."
+        ),
+        fix=(
+            "Rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing line, or run the same batch on"
+            " the CPU, where an index error is reported plainly. Check ids and labels:"
+            " assert ids.max() < emb.num_embeddings and y.max() < num_classes."
+        ),
+    )
+
+
+def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA could not start: unknown error",
+        meaning="The CUDA runtime failed to initialise the GPU at the first CUDA call.",
+        cause=(
+            "Usually the NVIDIA unified-memory driver module is in a bad state, most often"
+            " after the machine resumed from suspend; sometimes a driver update waiting for a"
+            " reboot."
+        ),
+        fix=(
+            "Reload the module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or reboot;"
+            " then nvidia-smi and torchwise doctor should both see the GPU."
+        ),
+    )
+
+
+def _no_gpus(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="torch sees no CUDA GPU",
+        meaning="The driver answered, but no GPU is visible to this process.",
+        cause=(
+            "CUDA_VISIBLE_DEVICES names a GPU that does not exist (a script that sets"
+            " os.environ['CUDA_VISIBLE_DEVICES'] = '1' on a one-GPU machine), or a container"
+            " started without GPU access (docker run --gpus all)."
+        ),
+        fix=(
+            "Remove or correct CUDA_VISIBLE_DEVICES (indices start at 0: nvidia-smi -L lists"
+            " them); start containers with --gpus all. torchwise doctor shows what torch sees."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
-    known(
-        "no-grad",
-        r"element 0 of tensors does not require grad and does not have a grad_fn",
-        _no_grad,
-    ),
     known(
         "cuda-out-of-memory",
         r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
         _out_of_memory,
     ),
+    known("device-side-assert", r"device-side assert triggered", _device_assert, generic=True),
+    known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
     known(
-        "inplace-modified",
-        r"one of the variables needed for gradient computation has been modified by an inplace"
-        r" operation: \[(\S+) \[([\d, ]*)\]\](?:, which is output (\d+) of (\w+),)? is at version"
-        r" (\d+); expected version (\d+) instead",
-        _inplace,
+        "cuda-kernel-failure",
+        r"an illegal memory access was encountered|unspecified launch failure"
+        r"|misaligned address|cuda runtime error \(710\)",
+        _kernel_failure,
+        generic=True,
     ),
-    known("device-side-assert", r"device-side assert triggered", _device_assert),
+    known(
+        "cuda-unknown-error",
+        r"cuda runtime error \(30\) : unknown error|CUDA unknown error",
+        _cuda_unknown,
+    ),
+    known("no-cuda-gpus", r"No CUDA GPUs are available", _no_gpus),
+    known(
+        "cublas-failed",
+        r"CUBLAS_STATUS_(\w+)(?: when calling `?'?(\w+))?",
+        _cublas,
+        generic=True,
+    ),
+    known(
+        "half-on-cpu",
+        r"\"(\w*_cpu\w*|\w+)\" not implemented for '(Half|BFloat16)'",
+        _half_on_cpu,
+    ),
+    known(
+        "mps-not-implemented",
+        r"The operator \\?'([\w:.]+)\\?' is not current(?:ly)? implemented for the MPS device",
+        _mps_missing,
+    ),
+    known("mps-float64", r"Cannot convert a MPS Tensor to float64 dtype", _mps_float64),
 ]

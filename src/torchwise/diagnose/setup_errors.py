@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, known
 from torchwise.env.compat import (
     MINOR_COMPAT_MIN_DRIVER,
     WHEEL_INDEX,
+    arch_cuda_range,
     companion_version,
     cuda_from_driver_code,
     format_version,
@@ -25,7 +26,63 @@ from torchwise.env.probe import installed_version
 DOCTOR = "torchwise doctor names the exact build for this machine."
 
 
+# The first CUDA release that could build kernels for each architecture: a torch wheel built
+# with an older CUDA cannot have them (the reason an old pinned torch fails on a new GPU).
+FIRST_CUDA = {(8, 0): "11.0", (8, 6): "11.1", (8, 7): "11.4", (8, 9): "11.8", (9, 0): "11.8",
+              (10, 0): "12.8", (12, 0): "12.8"}
+
+
+def _capability(arch: str) -> tuple[int, int]:
+    """``"sm_86"`` -> (8, 6), ``"sm_120"`` -> (12, 0)."""
+    digits = re.sub(r"\D", "", arch)
+    return int(digits[:-1]), int(digits[-1])
+
+
+def _wheel_for(capability: tuple[int, int]) -> str:
+    """The CUDA wheel index to name: the oldest that has this GPU when it is new, the newest
+    that still has it when it is old, else the common default."""
+    low, high = arch_cuda_range(capability)
+    cuda = low or high or (12, 6)
+    return f"cu{cuda[0]}{cuda[1]}"
+
+
 def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
+    gpu = re.search(r"([^\n:]*?) with CUDA capability (sm_\d+) is not compatible", text)
+    listed = re.search(r"supports CUDA capabilities ((?:(?:sm|compute)_\d+\w? ?)+)", text)
+    if gpu and listed:
+        name, sm = gpu.group(1).strip() or "This GPU", gpu.group(2)
+        archs = listed.group(1).split()
+        capability = _capability(sm)
+        built = sorted(_capability(arch) for arch in archs)
+        wheel = _wheel_for(capability)
+        if capability > built[-1]:
+            first = FIRST_CUDA.get(capability)
+            needs = f" a torch built with CUDA {first} or newer" if first else " a newer torch build"
+            cause = (
+                f"The build is older than the GPU: {sm} needs{needs}, and this one has kernels"
+                f" up to {archs[-1]} only (an old torch pinned by a project, or a wheel for an old"
+                " CUDA)."
+            )
+        else:
+            cause = (
+                f"The build dropped this GPU: {sm} is older than its oldest architecture"
+                f" ({archs[0]}); recent CUDA wheels start at sm_70 or sm_75."
+            )
+        return answer(
+            title=f"This torch build has no kernels for {sm} ({name}); it has {' '.join(archs)}",
+            meaning=(
+                f"CUDA wheels carry compiled kernels for a list of GPU architectures ({' '.join(archs)}"
+                f" here). A kernel for sm_XY runs on GPUs X.Y and newer of the same major X, so"
+                f" none of them runs on {sm}."
+            ),
+            cause=cause,
+            fix=(
+                f"Install a build whose list has {sm}:\n"
+                f"    pip install --force-reinstall torch --index-url {WHEEL_INDEX}/{wheel}\n"
+                "then check: python -c \"import torch; print(torch.cuda.get_arch_list())\"."
+                f" A project that pins an old torch needs that pin raised. {DOCTOR}"
+            ),
+        )
     return answer(
         title="This torch build has no GPU code for your GPU's architecture",
         meaning=(
@@ -119,41 +176,6 @@ def _torchvision_ops(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-SIGNALS = {
-    "Bus error": (
-        "it ran out of shared memory (/dev/shm), which workers use to hand batches over",
-        "give the container more shared memory: docker run --shm-size=8g ... (or --ipc=host);"
-        " in Kubernetes mount an emptyDir with medium: Memory at /dev/shm. As a stopgap use"
-        " fewer workers or num_workers=0.",
-    ),
-    "Killed": (
-        "the kernel's out-of-memory killer stopped it: the machine ran out of RAM",
-        "use fewer workers (each holds a copy of the dataset object), load samples lazily from"
-        " disk instead of holding them in memory, or lower prefetch_factor.",
-    ),
-    "Segmentation fault": (
-        "native code crashed inside the worker"
-        " (an image or data library, or a fork-unsafe library)",
-        "run with num_workers=0 to get the real traceback; try"
-        " multiprocessing_context='spawn' on the DataLoader.",
-    ),
-}
-
-
-def _worker_killed(match: re.Match[str], text: str) -> Explanation:
-    pid, signal = match.group(1), match.group(2).strip()
-    cause, fix = SIGNALS.get(
-        signal,
-        ("the worker process died", "run with num_workers=0 to see the error inside the worker."),
-    )
-    return answer(
-        title=f"A DataLoader worker (pid {pid}) was killed by signal {signal}",
-        meaning=f"A worker process that loads batches died from {signal}, so the loader stopped.",
-        cause=sentence(cause),
-        fix=sentence(fix),
-    )
-
-
 def _cuda_checkpoint_on_cpu(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="A checkpoint saved on a GPU is loaded where CUDA is unavailable",
@@ -192,21 +214,108 @@ def _weights_only(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _bootstrapping(match: re.Match[str], text: str) -> Explanation:
+def _driver_insufficient(match: re.Match[str], text: str) -> Explanation:
     return answer(
-        title="Worker processes started at import time (missing __main__ guard)",
+        title="The NVIDIA driver is older than the CUDA this torch was built for",
         meaning=(
-            "With the spawn start method (Windows, macOS) each DataLoader worker re-imports your"
-            " script; unguarded top-level code starts workers again from inside a worker."
+            "torch's CUDA runtime needs a driver at least as new as its CUDA version. nvidia-smi"
+            " shows the newest CUDA the driver runs ('CUDA Version' in its header);"
+            " torch.version.cuda the one torch was built for."
         ),
-        cause="The training code runs at the top level of the script, not under a main guard.",
+        cause="The torch wheel was built for a newer CUDA than the installed driver supports.",
         fix=(
-            "Move the code into a function and call it under the guard:\n"
-            "    def main():\n"
-            "        ...  # build data, model, train\n"
-            "\n"
-            '    if __name__ == "__main__":\n'
-            "        main()"
+            "Update the NVIDIA driver (https://www.nvidia.com/Download/index.aspx), or install a"
+            " torch built for an older CUDA that the driver runs (torchwise doctor names it). To"
+            " run on the CPU meanwhile, pick device='cpu' instead of calling .cuda()."
+        ),
+    )
+
+
+def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
+    path, symbol, version = match.group(1), match.group(2), match.group(3)
+    parts = path.replace("\\", "/").split("/")
+    where = "/".join(parts[-2:])
+    if "/torch/lib/" in path.replace("\\", "/") and not version:
+        return answer(
+            title=f"torch's own {parts[-1]} does not match the rest of torch",
+            meaning=f"{parts[-1]} needs {symbol}, which the other torch libraries loaded with it lack.",
+            cause=(
+                "Two torch installs mixed in one environment (pip over conda, or a partial"
+                " upgrade), or a source build rebuilt without cleaning."
+            ),
+            fix=(
+                "Remove every copy (pip uninstall torch until none is left; conda remove pytorch)"
+                " and install once; for a source build run python setup.py clean, then rebuild."
+            ),
+        )
+    if "/torch/lib/" in path.replace("\\", "/"):
+        needed = f" from {version}" if version else ""
+        return answer(
+            title=f"torch's own {parts[-1]} found the wrong {version or 'system'} library",
+            meaning=(
+                f"Loading {parts[-1]} needs {symbol}{needed}; the copy of that library the"
+                " loader found first lacks it."
+            ),
+            cause=(
+                "A CUDA installed on the system (or another environment) comes first on"
+                " LD_LIBRARY_PATH and shadows the libraries that torch's wheel brings."
+            ),
+            fix=(
+                "Start Python without the system CUDA on the search path (unset"
+                " LD_LIBRARY_PATH, or remove /usr/local/cuda*/lib64 from it); LD_DEBUG=libs"
+                " python -c 'import torch' shows which file was picked. Reinstall torch if its"
+                " own libraries are missing."
+            ),
+        )
+    return answer(
+        title=f"The compiled extension {where} was built for another torch",
+        meaning=(
+            f"{where} links against torch's C++ library and needs {symbol}, which the installed"
+            " torch does not export: C++ extensions only load with the exact torch (and CUDA)"
+            " they were compiled against."
+        ),
+        cause=(
+            "torch was upgraded or reinstalled after the extension was installed, or a prebuilt"
+            " wheel for another torch was picked."
+        ),
+        fix=(
+            "Reinstall the extension for the installed torch: pip install --force-reinstall"
+            " --no-cache-dir <package> (from the wheel index matching your torch and CUDA), or"
+            " rebuild it from source in this environment (pip install --no-build-isolation .);"
+            " or install the torch it was built for."
+        ),
+    )
+
+
+def _torch_missing(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="This Python cannot find torch",
+        meaning="import torch found no torch package on this interpreter's path.",
+        cause=(
+            "torch was installed for another interpreter or environment (pip belongs to another"
+            " Python, a conda/venv environment is not activated, a Jupyter kernel runs another"
+            " environment), or Python runs inside a PyTorch source folder."
+        ),
+        fix=(
+            "Install with the interpreter that runs the script: python -m pip install torch"
+            " (in Jupyter: %pip install torch); python -c \"import sys; print(sys.executable)\""
+            " shows which Python that is. Run scripts outside a PyTorch source checkout."
+        ),
+    )
+
+
+def _torch_c_missing(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="import torch found a torch folder without its compiled core (torch._C)",
+        meaning="The torch package Python imported has no compiled extension torch._C next to it.",
+        cause=(
+            "Python was started inside a PyTorch source checkout, so its local torch/ folder"
+            " (never built) shadows the installed package; or the install is broken."
+        ),
+        fix=(
+            "Run Python from another directory (cd elsewhere); python -c \"import torch;"
+            " print(torch.__file__)\" shows which copy is imported. Reinstall torch if the"
+            " installed copy itself lacks _C."
         ),
     )
 
@@ -214,9 +323,22 @@ def _bootstrapping(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
-        r"no kernel image is available for execution on the device",
+        r"no kernel image is available for execution on the device"
+        r"|with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
         _no_kernel_image,
     ),
+    known(
+        "driver-insufficient",
+        r"CUDA driver version is insufficient for CUDA runtime version",
+        _driver_insufficient,
+    ),
+    known(
+        "undefined-symbol",
+        r"(\S+\.so[.\d]*): undefined symbol: (\w+)(?:, version (\S+))?",
+        _undefined_symbol,
+    ),
+    known("torch-not-installed", r"No module named '?torch'?(?![\w.])", _torch_missing),
+    known("torch-c-missing", r"No module named '?(?:torch\.)?_C'?(?![\w.])", _torch_c_missing),
     known("torch-not-compiled-with-cuda", r"Torch not compiled with CUDA enabled", _not_compiled),
     known(
         "driver-too-old",
@@ -229,21 +351,10 @@ KNOWN: list[KnownError] = [
         _torchvision_ops,
     ),
     known(
-        "dataloader-worker-killed",
-        r"DataLoader worker \(pid (\d+)\) is killed by signal: ([A-Za-z ]+)",
-        _worker_killed,
-    ),
-    known(
         "cuda-checkpoint-on-cpu",
         r"Attempting to deserialize object on a CUDA device"
         r" but torch\.cuda\.is_available\(\) is False",
         _cuda_checkpoint_on_cpu,
     ),
     known("weights-only-load", r"Weights only load failed", _weights_only),
-    known(
-        "spawn-bootstrapping",
-        r"An attempt has been made to start a new process before the\s+current process has"
-        r"\s+finished its bootstrapping phase",
-        _bootstrapping,
-    ),
 ]

@@ -72,6 +72,25 @@ def has_modulo(node: ast.AST) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(node))
 
 
+# Objects whose .backward(loss) takes the loss as an argument (Accelerate, Fabric, DeepSpeed).
+_WRAPPERS = re.compile(r"(accelerator|fabric|engine|trainer)$")
+
+
+def backward_loss(call: ast.Call) -> ast.expr | None:
+    """The loss a backward call differentiates: ``loss`` in ``loss.backward()``,
+    ``scaler.scale(loss).backward()``, ``accelerator.backward(loss)``.
+
+    >>> ast.unparse(backward_loss(ast.parse("accelerator.backward(loss / 4)").body[0].value))
+    'loss / 4'
+    """
+    target = receiver(call)
+    if call.args and (method(call) != "backward" or _WRAPPERS.search(dotted(target) or "")):
+        return call.args[0]  # accelerator.backward(loss), torch.autograd.backward(loss)
+    if isinstance(target, ast.Call) and method(target) == "scale" and target.args:
+        return target.args[0]
+    return target
+
+
 def is_main_guard(node: ast.AST) -> bool:
     """``if __name__ == "__main__":``"""
     if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
@@ -161,6 +180,12 @@ class FileContext:
         return None
 
     @cached_property
+    def mentions_accelerator(self) -> bool:
+        """Whether the file mentions a GPU or other accelerator at all; without one, tensors
+        stay on the CPU (no host syncs to fear, nothing saved on a GPU)."""
+        return bool(_ACCELERATOR_WORDS.search(self.source))
+
+    @cached_property
     def module_classes(self) -> frozenset[str]:
         """Classes defined here that subclass something called ``Module`` (nn.Module and kin)."""
         return frozenset(
@@ -228,6 +253,13 @@ class FileContext:
                 return
             current = self.parents.get(current)
 
+    def statement(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement that holds ``node`` (the node itself if it is one)."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(current)
+        return current
+
     def loops(self, node: ast.AST) -> list[Loop]:
         """Enclosing loops inside the same function, innermost first."""
         return [a for a in self.ancestors(node) if isinstance(a, Loop)]
@@ -265,14 +297,18 @@ class FileContext:
                 return any(self.is_no_grad(d) for d in ancestor.decorator_list)
         return False
 
-    def under_modulo(self, node: ast.AST, stop: ast.AST) -> bool:
-        """Whether an ``if ... % k ...`` sits between ``node`` and ``stop``."""
+    def modulo_guard(self, node: ast.AST, stop: ast.AST) -> ast.If | None:
+        """The innermost ``if ... % k ...`` between ``node`` and ``stop``, else None."""
         for ancestor in self.ancestors(node):
             if ancestor is stop:
-                return False
+                return None
             if isinstance(ancestor, ast.If) and has_modulo(ancestor.test):
-                return True
-        return False
+                return ancestor
+        return None
+
+    def under_modulo(self, node: ast.AST, stop: ast.AST) -> bool:
+        """Whether an ``if ... % k ...`` sits between ``node`` and ``stop``."""
+        return self.modulo_guard(node, stop) is not None
 
     # --- what is inside -----------------------------------------------------------------
 
@@ -355,4 +391,5 @@ class FileContext:
         return names
 
 
+_ACCELERATOR_WORDS = re.compile(r"cuda|\bgpu|accelerat|\bmps\b|\bxla\b|\.to\(\s*device", re.I)
 _DATA_WORDS = re.compile(r"loader|^dl$|_dl$|batches|^(train|val|valid|test|eval)$", re.I)

@@ -65,6 +65,19 @@ def parse(source: str, path: str) -> FileContext:
         ) from err
 
 
+def _one_per_statement(ctx: FileContext, hits: Iterable[Hit]) -> Iterator[Hit]:
+    """The first hit of a rule in each statement: ``print(a.item(), b.item())`` spread over
+    five lines is one mistake, reported once."""
+    seen: set[int] = set()
+    for hit in hits:
+        statement = ctx.statement(hit.node)
+        if statement is not None and id(statement) in seen:
+            continue
+        if statement is not None:
+            seen.add(id(statement))
+        yield hit
+
+
 def lint_source(
     source: str,
     path: str = "<string>",
@@ -83,7 +96,7 @@ def lint_source(
     for rule in all_rules().values():
         if not config.allows(rule.code, path):
             continue
-        for hit in rule.check(ctx):
+        for hit in _one_per_statement(ctx, rule.check(ctx)):
             finding = _to_finding(rule, hit, path)
             codes = silenced.get(finding.line, frozenset())
             if finding.line in silenced and (codes is None or finding.code in codes):
@@ -93,8 +106,12 @@ def lint_source(
     return sorted(unique.values(), key=lambda f: (f.line, f.col, f.code))
 
 
-def python_files(paths: Iterable[Path]) -> list[Path]:
-    """The ``.py`` files named or found below the given folders, in a stable order."""
+def python_files(paths: Iterable[Path], errors: list[LintError] | None = None) -> list[Path]:
+    """The ``.py`` files named or found below the given folders, in a stable order.
+
+    A path that does not exist raises `LintError`, or, with an ``errors`` list, is recorded
+    there and the other paths are still collected.
+    """
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
@@ -106,7 +123,10 @@ def python_files(paths: Iterable[Path]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise LintError(f"{path}: no such file or folder", hint="check the path you passed")
+            error = LintError(f"{path}: no such file or folder", hint="check the path you passed")
+            if errors is None:
+                raise error
+            errors.append(error)
     return files
 
 
@@ -123,7 +143,7 @@ def configured_files(
     With an ``errors`` list, a file that cannot be read is recorded there and skipped;
     without one, it raises `LintError`.
     """
-    for file in python_files(Path(p) for p in paths):
+    for file in python_files((Path(p) for p in paths), errors):
         config = load_config(file) if use_config else LintConfig()
         if select:
             config = replace(config, select=check_codes(tuple(select), "--select"))

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,6 +32,14 @@ class Rule:
     def summary(self) -> str:
         """The first line of the rule's docstring."""
         return (self.check.__doc__ or self.name).strip().splitlines()[0]
+
+    @property
+    def blind_spots(self) -> str:
+        """The docstring's ``Cannot see:`` paragraph, on one line: what the rule misses or
+        deliberately leaves alone."""
+        doc = inspect.cleandoc(self.check.__doc__ or "")
+        _, _, rest = doc.partition("Cannot see:")
+        return " ".join(rest.split("\n\n")[0].split())
 
 
 RULES: dict[str, Rule] = {}

@@ -75,6 +75,7 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "loop": asdict(state),
         "optimizer": ctx.optimizer.state_dict(),
         "scaler": ctx.scaler.state_dict(),
+        "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
     }

@@ -20,7 +20,7 @@ from torchwise.train.guards import EarlyStopping
 from torchwise.train.precision import Precision
 from torchwise.train.tasks import Task
 
-Batch = tuple[torch.Tensor, torch.Tensor]
+Batch = Any  # a collated batch of any structure (data/batch.py)
 
 
 @dataclass
@@ -64,6 +64,8 @@ class LoopContext:
     stop_requested: list[str] = field(default_factory=list)  # set by signal handlers
     last_metrics: dict[str, float] = field(default_factory=dict)  # the latest evaluation
     params: list[torch.Tensor] = field(default_factory=list)  # what clipping and the norm cover
+    scheduler: Any = None  # the user's LR scheduler; None: torchwise's schedule sets the LR
+    float64_to: torch.dtype | None = None  # float64 inputs are cast to the model's dtype (preflight saw them)
 
     def __post_init__(self) -> None:
         self.params = [p for group in self.optimizer.param_groups for p in group["params"]]

@@ -10,7 +10,8 @@ def monitor_mode(metric: str, mode: str) -> str:
     """``auto``: larger is better for accuracy-like metrics, smaller for losses and errors."""
     if mode != "auto":
         return mode
-    return "max" if any(word in metric for word in ("acc", "f1", "auc", "precision", "recall")) else "min"
+    larger_is_better = ("acc", "f1", "auc", "precision", "recall", "match", "iou", "dice", "r2")
+    return "max" if any(word in metric for word in larger_is_better) else "min"
 
 
 @dataclass

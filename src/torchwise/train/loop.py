@@ -2,14 +2,15 @@
 
 For every optimizer step::
 
-    fetch the window's micro-batches (accumulate of them)
-    for each micro-batch:
-        forward under autocast
+    fetch the window's micro-batches (accumulate of them), moved to the device
+    for each micro-batch (any structure: see data/batch.py for the calling convention):
+        forward under autocast: model(*inputs) / model(**inputs) / model(inputs)
+        loss (yours, else the model's own `loss`, else the task's)
         loss * (micro-batch samples / window samples)     # a partial window is weighted right
         backward (scaled when fp16)
     unscale, clip the global grad norm, check loss and norm are finite
     optimizer step, scaler update, zero_grad(set_to_none=True)
-    LR for the next step from the schedule
+    LR for the next step from the schedule (or your scheduler.step(); ReduceLROnPlateau at evaluation)
     every log.every_n_steps: read the loss (the only routine host sync), log (with the host
         seconds per step spent waiting for data and in the whole step: timestamps, no sync)
     every train.eval_every steps and every epoch end: validate, checkpoint, early-stop
@@ -29,12 +30,13 @@ import torch
 from torch.utils.data import DataLoader
 
 from torchwise.config import RunConfig
+from torchwise.data.batch import call_model, count_samples, output_logits, split_batch, to_device
 from torchwise.data.loaders import EpochSampler, start_epoch
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
 from torchwise.train.grad_stats import after_step, before_step, layer_names
 from torchwise.train.oom import shrink_after_oom, split_pieces
-from torchwise.train.optim import set_lr
+from torchwise.train.optim import set_lr, steps_on_metric
 from torchwise.train.schedules import lr_factor
 
 
@@ -72,13 +74,16 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         exhausted = False
         while state.step < total_steps and not ctx.stop_requested:
             fetch_start = time.perf_counter()
-            window = next_window(batches, cfg.train.accumulate, ctx.device)  # 1. fetch
+            window = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to)  # 1.
             fetched = time.perf_counter()
             if not window:
                 exhausted = True
                 break
-            lr = set_lr(ctx.optimizer, peak_lr=cfg.optim.lr,
-                        factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
+            if ctx.scheduler is None:
+                lr = set_lr(ctx.optimizer,
+                            factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
+            else:
+                lr = ctx.optimizer.param_groups[0]["lr"]
             stats_every = cfg.log.grad_stats_every
             layer_stats: dict[str, Any] | None = {} if stats_every and (state.step + 1) % stats_every == 0 else None
             while True:
@@ -88,6 +93,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                     break
                 except torch.OutOfMemoryError:  # retry the same samples in smaller pieces
                     shrink_after_oom(ctx, state, window)
+            if ctx.scheduler is not None and not steps_on_metric(ctx.scheduler):
+                ctx.scheduler.step()  # per optimizer step, after it
             if loss is None:  # a non-finite step was skipped (train.on_nonfinite=skip)
                 skipped_step(ctx, state)
             else:
@@ -153,24 +160,16 @@ def finished(cfg: RunConfig, state: LoopState, total_steps: int) -> bool:
     return state.step >= total_steps or (cfg.train.epochs is not None and state.epoch >= cfg.train.epochs)
 
 
-def next_window(batches: Iterator, accumulate: int, device: torch.device) -> list[Batch]:
+def next_window(batches: Iterator, accumulate: int, device: torch.device, *,
+                float64_to: torch.dtype | None = None) -> list[Batch]:
     """Up to ``accumulate`` micro-batches, moved to the device (fewer at the end of an epoch)."""
     window = []
     for _ in range(accumulate):
         batch = next(batches, None)
         if batch is None:
             break
-        window.append(to_device(batch, device))
+        window.append(to_device(batch, device, float64_to=float64_to))
     return window
-
-
-def to_device(batch: Any, device: torch.device) -> Batch:
-    if not isinstance(batch, (tuple, list)) or len(batch) != 2:
-        raise RunFailed(f"a batch must be (inputs, targets); got {type(batch).__name__}",
-                        hint="make the Dataset's __getitem__ return (x, y)")
-    x, y = batch
-    # non_blocking pairs with pin_memory: the copy overlaps with compute on CUDA.
-    return x.to(device, non_blocking=True), y.to(device, non_blocking=True)
 
 
 def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int = 1,
@@ -184,19 +183,20 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int 
     loss is None when the step was skipped as not finite (train.on_nonfinite=skip).
     """
     cfg, model, optimizer, scaler = ctx.cfg, ctx.forward, ctx.optimizer, ctx.scaler
-    window_samples = sum(len(y) for _, y in window)
-    largest = max(len(y) for _, y in window)
+    sizes = [count_samples(batch) for batch in window]  # sequences, not tokens
+    window_samples = sum(sizes)
     pieces = window if splits == 1 else split_pieces(
-        window, batch_size=ctx.train_loader.batch_size or largest, splits=splits)
+        window, batch_size=ctx.train_loader.batch_size or max(sizes), splits=splits)
     micro_losses = []
-    for x, y in pieces:
+    for piece in pieces:
+        inputs, target = split_batch(piece)
         with ctx.precision.autocast():  # 2. forward under autocast
-            output = model(x)
-            loss = ctx.task.loss(output, y)
+            output = call_model(model, inputs)
+            loss = ctx.task.loss(output, target)
             if len(pieces) > 1:
                 # 3. weight by this micro-batch's share of the window's samples, so that
                 # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
-                loss = loss * (len(y) / window_samples)
+                loss = loss * (count_samples(piece) / window_samples)
         scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
         micro_losses.append(loss.detach().float())
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
@@ -247,23 +247,31 @@ class NonFiniteStep(RunFailed):
 
 @torch.inference_mode()
 def evaluate(ctx: LoopContext) -> dict[str, float]:
-    """Mean loss and metrics over the validation set, under eval() and inference_mode()."""
+    """Mean loss (over samples) and metrics over the validation set, under eval() and inference_mode()."""
     assert ctx.val_loader is not None
     ctx.forward.eval()
+    metrics = ctx.task.metrics
+    for metric in metrics.values():
+        metric.reset()
     loss_sum = torch.zeros((), device=ctx.device)
-    metric_sums = torch.zeros(len(ctx.task.metric_names), device=ctx.device)
     count = 0
     for batch in ctx.val_loader:
-        x, y = to_device(batch, ctx.device)
+        batch = to_device(batch, ctx.device, float64_to=ctx.float64_to)
+        inputs, target = split_batch(batch)
+        samples = count_samples(batch)
         with ctx.precision.autocast():
-            output = ctx.forward(x)
-            loss_sum += ctx.task.loss(output, y).float() * len(y)
-        metric_sums += ctx.task.metric_sums(output, y)
-        count += len(y)
+            output = call_model(ctx.forward, inputs)
+            loss_sum += ctx.task.loss(output, target).float() * samples
+        logits = output_logits(output)
+        for metric in metrics.values():
+            metric.update(logits, target)
+        count += samples
     ctx.forward.train()
-    values = torch.cat([loss_sum.unsqueeze(0), metric_sums]).tolist()  # one sync
-    names = ("loss", *ctx.task.metric_names)
-    return {f"val_{name}": value / max(count, 1) for name, value in zip(names, values, strict=True)}
+    results = [torch.as_tensor(metric.compute(), device=ctx.device).float().reshape(()) for metric in metrics.values()]
+    values = torch.stack([loss_sum, *results]).tolist()  # one sync
+    names = ("loss", *metrics)
+    return {f"val_{name}": value / max(count, 1) if name == "loss" else value
+            for name, value in zip(names, values, strict=True)}
 
 
 def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
@@ -290,6 +298,8 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
     is_best = False
     if monitored is not None and math.isfinite(monitored) and (fresh or cfg.train.monitor == "train_loss"):
         is_best = ctx.early_stop.update(monitored, epoch=epoch, step=state.step)
+        if steps_on_metric(ctx.scheduler):
+            ctx.scheduler.step(monitored)  # ReduceLROnPlateau: on the monitored metric, once per evaluation
     if epoch_end:
         ctx.progress.end_epoch({**metrics, "lr": ctx.optimizer.param_groups[0]["lr"]})
     stop = cfg.early_stop.enabled and ctx.early_stop.should_stop

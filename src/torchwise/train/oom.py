@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from torchwise.data.batch import count_samples, slice_batch
 from torchwise.errors import RunFailed
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def shrink_after_oom(ctx: LoopContext, state: LoopState, window: list[Batch]) ->
     The loader, the window and the weighting stay as they were, so the effective batch and
     the samples of every step are unchanged; only the size of one forward/backward halves.
     """
-    batch_size = max(len(y) for _, y in window)
+    batch_size = max(count_samples(batch) for batch in window)
     old_piece = math.ceil(batch_size / state.micro_splits)
     # Gradients of a half-done backward hold memory and would be added to the retry's.
     ctx.optimizer.zero_grad(set_to_none=True)
@@ -49,4 +50,5 @@ def split_pieces(window: list[Batch], *, batch_size: int, splits: int) -> list[B
     """The window's micro-batches cut into pieces of ``ceil(batch_size / splits)`` samples
     (a short last batch gives fewer pieces, as a loader of that batch size would)."""
     size = math.ceil(batch_size / splits)
-    return [(x[i:i + size], y[i:i + size]) for x, y in window for i in range(0, len(y), size)]
+    return [slice_batch(batch, start, start + size) for batch in window
+            for start in range(0, count_samples(batch), size)]

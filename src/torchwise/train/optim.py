@@ -11,11 +11,14 @@
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 
-from torchwise.config import OptimConfig
+from torchwise.config import OptimConfig, ScheduleConfig
 from torchwise.errors import ConfigError
 
 # Weights of these layers scale activations; decaying them toward 0 fights the normalisation.
@@ -55,20 +58,73 @@ def parameter_groups(model: nn.Module, cfg: OptimConfig) -> list[dict]:
             for (decay, multiplier), params in sorted(groups.items(), key=lambda kv: (-kv[0][0], -kv[0][1]))]
 
 
-def build_optimizer(model: nn.Module, cfg: OptimConfig) -> torch.optim.Optimizer:
-    """SGD, Adam or AdamW over `parameter_groups`; each group's LR is ``lr * lr_multiplier``."""
+def build_optimizer(model: nn.Module, cfg: OptimConfig, *, factory: Callable[[list[dict]], Any] | None = None,
+                    base_dir: Path | None = None) -> torch.optim.Optimizer:
+    """SGD, Adam or AdamW over `parameter_groups` (or ``optim.target``, or a ``factory`` from fit()
+    that receives the groups); each group's LR is its peak LR times its ``lr_multiplier``.
+
+    A factory sets the peak LR itself (``lambda groups: torch.optim.RMSprop(groups, lr=1e-3)``);
+    ``optim.target`` is called with ``lr=optim.lr`` unless its kwargs name another.
+    """
     groups = parameter_groups(model, cfg)
-    for group in groups:
-        group["lr"] = cfg.lr * group["lr_multiplier"]
-    if cfg.name == "sgd":
-        return torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.nesterov)
-    if cfg.name == "adam":
-        return torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas)
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
+    if factory is None and cfg.target is not None:
+        from torchwise.targets import factory_of
 
-
-def set_lr(optimizer: torch.optim.Optimizer, *, peak_lr: float, factor: float) -> float:
-    """Set every group's LR from the schedule factor; returns the base group's LR."""
+        factory = factory_of(cfg.target, {"lr": cfg.lr, **cfg.kwargs}, search_dir=base_dir)
+    if factory is not None:
+        optimizer = factory(groups)
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise ConfigError(f"the optimizer factory returned {type(optimizer).__name__}, not a torch Optimizer",
+                              hint="pass a function of the parameter groups, e.g. "
+                                   "lambda groups: torch.optim.RMSprop(groups, lr=1e-3)")
+        for group in optimizer.param_groups:
+            group["lr"] = group["lr"] * group.get("lr_multiplier", 1.0)
+    else:
+        for group in groups:
+            group["lr"] = cfg.lr * group["lr_multiplier"]
+        if cfg.name == "sgd":
+            optimizer = torch.optim.SGD(groups, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.nesterov)
+        elif cfg.name == "adam":
+            optimizer = torch.optim.Adam(groups, lr=cfg.lr, betas=cfg.betas)
+        else:
+            optimizer = torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas)
     for group in optimizer.param_groups:
-        group["lr"] = peak_lr * factor * group.get("lr_multiplier", 1.0)
-    return peak_lr * factor
+        group["peak_lr"] = group["lr"]  # what torchwise's schedule scales; restored by a resume
+    return optimizer
+
+
+def peak_lr(optimizer: torch.optim.Optimizer) -> float:
+    """The peak LR of the base group (multiplier 1), as the config's optim.lr means it."""
+    group = optimizer.param_groups[0]
+    return group["peak_lr"] / group.get("lr_multiplier", 1.0)
+
+
+def set_lr(optimizer: torch.optim.Optimizer, *, factor: float) -> float:
+    """Set every group's LR to its peak times the schedule factor; returns the base group's LR."""
+    for group in optimizer.param_groups:
+        group["lr"] = group["peak_lr"] * factor
+    return peak_lr(optimizer) * factor
+
+
+def build_scheduler(optimizer: torch.optim.Optimizer, cfg: ScheduleConfig, *,
+                    factory: Callable[[torch.optim.Optimizer], Any] | None = None,
+                    base_dir: Path | None = None) -> Any:
+    """A torch LR scheduler from ``schedule.target`` or a ``factory`` from fit() (it receives the
+    optimizer); None when torchwise's own schedule (`schedules.lr_factor`) drives the LR."""
+    if factory is None and cfg.target is not None:
+        from torchwise.targets import factory_of
+
+        factory = factory_of(cfg.target, cfg.kwargs, search_dir=base_dir)
+    if factory is None:
+        return None
+    scheduler = factory(optimizer)
+    if not (hasattr(scheduler, "step") and hasattr(scheduler, "state_dict")):
+        raise ConfigError(f"the scheduler factory returned {type(scheduler).__name__}, not an LR scheduler",
+                          hint="pass a function of the optimizer, e.g. "
+                               "lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=100)")
+    return scheduler
+
+
+def steps_on_metric(scheduler: Any) -> bool:
+    """ReduceLROnPlateau is stepped on the monitored metric at each evaluation, not per step."""
+    return isinstance(scheduler, torch.optim.lr_scheduler.ReduceLROnPlateau)

@@ -1,4 +1,4 @@
-"""Checks on the first batch, and naming the module that produced a non-finite value.
+"""Checks on the first training and validation batch, and naming the module that produced a non-finite value.
 
 Both run the model with hooks that say which module was running, so an error names a layer
 instead of pointing into torch's internals.
@@ -7,14 +7,15 @@ instead of pointing into torch's internals.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
-from torch.utils.data import Dataset
+from torch.utils.data import DataLoader
 
+from torchwise.data.batch import call_model, describe, output_logits, split_batch, tensors, to_device
 from torchwise.data.prepare import PreparedData, first_batch
 from torchwise.errors import DataError, ModelError, RunFailed, TorchwiseError
 from torchwise.train.precision import Precision
@@ -25,33 +26,125 @@ if TYPE_CHECKING:
     from torchwise.train.loop import NonFiniteStep
 
 
-def preflight(model: nn.Module, task: Task, data: PreparedData, dataset: Dataset,
-              collate_fn: Callable[[list[Any]], Any], *, device: torch.device, precision: Precision) -> None:
-    """Run two samples through the model and the loss (eval mode: no BN update, no dropout RNG),
-    so shape, device and dtype mistakes fail with a clear message before training starts."""
-    from torchwise.train.loop import to_device
+@dataclass
+class Preflight:
+    """What the checks found that the run must act on."""
 
-    x, y = to_device(first_batch(dataset, collate_fn), device)
+    float64_to: torch.dtype | None = None  # inputs arrive as float64: cast them to the model's dtype
+    dropped_metrics: list[str] = field(default_factory=list)  # built-in metrics this output cannot feed
+
+
+def preflight(model: nn.Module, task: Task, data: PreparedData, loaders: dict[str, DataLoader | None], *,
+              device: torch.device, precision: Precision) -> Preflight:
+    """One batch of each loader (``{"training": ..., "validation": ...}``) through collation, the
+    device move, the model, the loss and every metric, in eval mode (no BN update, no dropout RNG),
+    so that shape, device, dtype and structure mistakes fail before any work is lost."""
+    found = Preflight()
+    for split, loader in loaders.items():
+        if loader is None:
+            continue
+        batch = first_batch(loader.dataset, loader.collate_fn, split=split)
+        found.float64_to = found.float64_to or float64_cast(model, batch)
+        check_batch(model, task, data, to_device(batch, device, float64_to=found.float64_to), split=split,
+                    precision=precision, found=found)
+    for name in found.dropped_metrics:
+        task.metrics.pop(name, None)
+    return found
+
+
+def float64_cast(model: nn.Module, batch: Any) -> torch.dtype | None:
+    """The model's dtype when the batch holds float64 tensors (numpy's default) and the model does not."""
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    if dtype != torch.float64 and any(t.dtype == torch.float64 for t in tensors(batch)):
+        return dtype
+    return None
+
+
+def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *, split: str,
+                precision: Precision, found: Preflight) -> None:
+    inputs, target = split_batch(batch)
+    check_call(model, inputs, split=split)
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode(), precision.autocast(), innermost_module(model) as where:
-            output = model(x)
+            output = call_model(model, inputs)
     except RuntimeError as err:
-        raise ModelError(f"the model failed on its first batch in {where.name or 'the model'} "
-                         f"(input {list(x.shape)}): {err}".strip(),
+        raise ModelError(f"the model failed on its first {split} batch in {where.name or 'the model'} "
+                         f"(inputs {describe(inputs)}): {err}".strip(),
                          hint=_forward_hint(str(err))) from None
     finally:
         model.train(was_training)
-    check_output_shape(task, output, y, num_classes=data.num_classes, head_name=last_linear_name(model))
+    logits = output_logits(output)
+    if task.picks_loss(output):
+        if not isinstance(logits, torch.Tensor):
+            raise ModelError(f"the model returned {describe(output)}: no tensor, no `loss` and no `logits`",
+                             hint="return the logits tensor, or an object/dict with `logits` (and `loss` to "
+                                  "compute the loss yourself)")
+        if isinstance(target, torch.Tensor):
+            check_output_shape(task, logits, target, num_classes=data.num_classes,
+                               head_name=last_linear_name(model))
     try:
         with torch.inference_mode(), precision.autocast():
-            task.loss(output, y)
-    except (RuntimeError, ValueError, TypeError) as err:
-        raise DataError(f"the loss cannot take this model's output {list(output.shape)} {output.dtype} and "
-                        f"targets {list(y.shape)} {y.dtype}: {err}",
-                        hint="classification wants integer class labels (torch.long); regression wants float "
-                             "targets shaped like the output") from None
+            loss = task.loss(output, target)
+    except (RuntimeError, ValueError, TypeError, IndexError) as err:
+        whose = "your loss" if task.user_loss else f"the {task.kind} loss"
+        raise DataError(f"{whose} cannot take the model's output {describe(logits)} and the {split} batch's "
+                        f"target {describe(target)}: {str(err).splitlines()[0]}",
+                        hint="classification wants integer class labels (torch.long); multilabel and regression "
+                             "want float targets shaped like the output") from None
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        raise ModelError(f"the loss must be one number; it is {describe(loss)}",
+                         hint="reduce it over the batch (reduction='mean', or .mean())")
+    for name, metric in task.metrics.items():
+        check_metric(name, metric, logits, target, split=split, user=name in task.user_metrics, found=found)
+
+
+def check_call(model: nn.Module, inputs: Any, *, split: str) -> None:
+    """The inputs must bind to forward()'s parameters under the calling convention."""
+    import inspect
+
+    try:
+        signature = inspect.signature(model.forward)
+    except (TypeError, ValueError):  # a builtin or C-implemented forward: let the call tell
+        return
+    try:
+        if isinstance(inputs, Mapping):
+            signature.bind(**inputs)
+        elif isinstance(inputs, (tuple, list)):
+            signature.bind(*inputs)
+        else:
+            signature.bind(inputs)
+    except TypeError as err:
+        if isinstance(inputs, Mapping):
+            how = (f"a dict batch calls model(**batch): forward{signature} must take the keys "
+                   f"{sorted(inputs)}; or return (inputs, target) samples so that only the inputs reach it")
+        elif isinstance(inputs, (tuple, list)):
+            how = f"a tuple of inputs calls model(*inputs): forward{signature} must take {len(inputs)} arguments"
+        else:
+            how = f"a tensor input calls model(inputs): forward{signature} must take one argument"
+        raise ModelError(f"the model cannot be called with the {split} batch's inputs {describe(inputs)}: {err}",
+                         hint=how) from None
+
+
+def check_metric(name: str, metric: Any, logits: Any, target: Any, *, split: str, user: bool,
+                 found: Preflight) -> None:
+    """A metric must take (logits, target); a built-in one that cannot (the model computes its own
+    loss on another layout) is dropped, with an event, instead of failing the run."""
+    try:
+        with torch.inference_mode():
+            metric.update(logits, target)
+            metric.compute()
+    except Exception as err:  # a metric is user code: any failure here is a setup error
+        if not user:
+            found.dropped_metrics.append(name)
+            return
+        raise DataError(f"metric {name!r} fails on the {split} batch (logits {describe(logits)}, target "
+                        f"{describe(target)}): {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}",
+                        hint="a metric gets (logits, target) of one batch: a torchmetrics.Metric, or "
+                             "fn(output, target) returning the batch's mean") from None
+    finally:
+        metric.reset()
 
 
 def _forward_hint(message: str) -> str:
@@ -107,16 +200,14 @@ def first_nonfinite_module(model: nn.Module, window: list, *, precision: Precisi
     names = {module: name for name, module in model.named_modules()}
 
     def check(module: nn.Module, _: Any, output: Any) -> None:
-        tensors = [output] if isinstance(output, torch.Tensor) else [
-            t for t in (output if isinstance(output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)]
-        if not found and any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
+        if not found and any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors(output)):
             found.append(names.get(module) or type(module).__name__)
 
     handles = [m.register_forward_hook(check) for m in model.modules()]
     try:
         with torch.no_grad(), precision.autocast():
-            for x, _ in window:
-                model(x)
+            for batch in window:
+                call_model(model, split_batch(batch)[0])
                 if found:
                     break
     finally:

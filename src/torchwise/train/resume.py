@@ -73,6 +73,8 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     ctx.model.load_state_dict(checkpoint.model_state)
     ctx.optimizer.load_state_dict(training["optimizer"])
     ctx.scaler.load_state_dict(training["scaler"])
+    if ctx.scheduler is not None:
+        ctx.scheduler.load_state_dict(training["scheduler"])
     # The tracker's record comes back; its settings (patience, min_delta) are the config's, which
     # a resume may extend.
     ctx.early_stop.load_state_dict({k: training["early_stop"][k] for k in ("best", "best_epoch", "best_step",
@@ -89,7 +91,9 @@ def code_fingerprint(cfg: RunConfig) -> dict[str, str]:
     import importlib.util
     import sys
 
-    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.task.loss) if t]
+    specs = [cfg.task.loss, *cfg.task.metrics.values()]
+    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.optim.target, cfg.schedule.target,
+                           *(spec.target for spec in specs if spec is not None)) if t]
     prints = {}
     for target in targets:
         module_name = target.partition(":")[0]

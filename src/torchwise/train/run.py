@@ -19,10 +19,11 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, default_collate
+from torch.utils.data import DataLoader, Dataset
 
 from torchwise import __version__
 from torchwise.config import RunConfig
+from torchwise.data.batch import collate
 from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
 from torchwise.errors import ConfigError, TorchwiseError
@@ -35,7 +36,7 @@ from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
-from torchwise.train.optim import build_optimizer
+from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
 from torchwise.train.tasks import build_task
@@ -57,12 +58,56 @@ class RunResult:
         return self.summary.get("best")
 
 
+@dataclass
+class UserObjects:
+    """Python objects that fit() takes in place of config entries (see `fit`)."""
+
+    loss: Any = None
+    optimizer: Any = None  # a function of torchwise's parameter groups returning an Optimizer
+    scheduler: Any = None  # a function of the optimizer returning an LR scheduler
+    metrics: dict[str, Any] | None = None
+
+    def record(self, cfg: RunConfig) -> None:
+        """Write each object into the config by qualified name and arguments (and a note where
+        that record cannot rebuild it), so config.yaml says what the run trained with."""
+        from torchwise.config import ObjectSpec
+        from torchwise.targets import record_of
+
+        if self.loss is not None:
+            cfg.task.loss = ObjectSpec(**record_of(self.loss))
+        if self.metrics is not None:
+            cfg.task.metrics = {name: ObjectSpec(**record_of(obj)) for name, obj in self.metrics.items()}
+        for section, obj in ((cfg.optim, self.optimizer), (cfg.schedule, self.scheduler)):
+            if obj is not None:
+                record = record_of(obj)
+                section.target, section.kwargs, section.note = record["target"], record["kwargs"], record["note"]
+        if self.optimizer is not None:
+            cfg.optim.note = cfg.optim.note or "a factory passed to fit(): it sets the LR, not optim.lr"
+
+
+def check_rebuildable(cfg: RunConfig, objects: UserObjects) -> None:
+    """A resume must get back each object that config.yaml records only by a note."""
+    missing = [key for key, spec, given in (
+        ("task.loss", cfg.task.loss, objects.loss), ("optim", cfg.optim, objects.optimizer),
+        ("schedule", cfg.schedule, objects.scheduler)) if spec is not None and spec.note and given is None]
+    missing += [f"task.metrics.{name}" for name, spec in cfg.task.metrics.items()
+                if spec.note and name not in (objects.metrics or {})]
+    if missing:
+        raise ConfigError(f"this run trained with Python objects that its config.yaml cannot rebuild: "
+                          f"{', '.join(missing)}",
+                          hint="resume from Python with the same objects: torchwise.fit(model, data, resume=RUN_DIR, "
+                               "loss=..., optimizer=..., scheduler=..., metrics=...)")
+
+
 def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | None = None,
                  model: nn.Module | None = None, train_data: Dataset | DataLoader | None = None,
                  val_data: Dataset | DataLoader | None = None, progress: str | None = None,
-                 resume_dir: Path | None = None) -> RunResult:
+                 resume_dir: Path | None = None, objects: UserObjects | None = None) -> RunResult:
     """Train once and write the run folder; with ``resume_dir``, continue that run from
     `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`."""
+    objects = objects or UserObjects()
+    objects.record(cfg)
+    check_rebuildable(cfg, objects)
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
     if resume_dir is not None:
         run = RunFolder(resume_dir)
@@ -82,7 +127,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             run.enable_tensorboard()
         if cfg.log.mlflow:
             run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
-        ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data)
+        ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
+                            objects=objects)
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
@@ -154,16 +200,14 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
 
 
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
-                  train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None
-                  ) -> LoopContext:
+                  train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
+                  objects: UserObjects) -> LoopContext:
     """Everything the loop needs, built in order and checked before the first step."""
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
-    collate_fn = train_data.collate_fn if isinstance(train_data, DataLoader) else default_collate
+    collate_fn = train_data.collate_fn if isinstance(train_data, DataLoader) else collate
     data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=model is None)
-    if data.standardizer is not None:
-        run.write_json("data_stats.json", {"mean": data.standardizer.mean.tolist(),
-                                           "std": data.standardizer.std.tolist()})
+    record_data(run, view, data)
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     if model is None:
@@ -182,7 +226,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                       shape_mismatches=[key for key, _, _ in report.shape_mismatches])
         if not report.ok:
             view.message(f"init_from: loaded {len(report.loaded)} tensors; {report.describe()}")
-    task = build_task(cfg.task, base_dir=cfg.base_dir)
+    task = build_task(cfg.task, base_dir=cfg.base_dir, loss=objects.loss, metrics=objects.metrics).to(device)
     pin = cfg.data.pin_memory if cfg.data.pin_memory != "auto" else device.type == "cuda"
     train_loader = train_data if isinstance(train_data, DataLoader) else build_loader(
         data.train, batch_size=cfg.train.batch_size, shuffle=cfg.data.shuffle, seed=cfg.train.seed,
@@ -191,12 +235,19 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
-    preflight(model, task, data, train_loader.dataset, collate_fn, device=device, precision=precision)
+    found = preflight(model, task, data, {"training": train_loader, "validation": val_loader},
+                      device=device, precision=precision)
+    if found.float64_to is not None:
+        run.log_event("float64_converted", to=str(found.float64_to).removeprefix("torch."))
+        view.message(f"warning: the data holds float64 tensors (numpy's default); they are converted to "
+                     f"{str(found.float64_to).removeprefix('torch.')} to meet the model")
+    if found.dropped_metrics:
+        run.log_event("metrics_dropped", metrics=found.dropped_metrics,
+                      reason="the model's own loss: its output does not fit the built-in metrics")
     forward = torch.compile(model) if cfg.train.compile else model
-    optimizer = build_optimizer(model, cfg.optim)
-    if val_loader is None and cfg.train.monitor.startswith("val_"):
-        run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
-        cfg.train.monitor = "train_loss"
+    optimizer = build_optimizer(model, cfg.optim, factory=objects.optimizer, base_dir=cfg.base_dir)
+    scheduler = build_scheduler(optimizer, cfg.schedule, factory=objects.scheduler, base_dir=cfg.base_dir)
+    check_monitor(cfg, run, task, has_val=val_loader is not None)
     mode = monitor_mode(cfg.train.monitor, cfg.train.monitor_mode)
     # Without early stopping the tracker still picks the best checkpoint; it just never stops.
     patience = cfg.early_stop.patience if cfg.early_stop.enabled else sys.maxsize
@@ -207,7 +258,41 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
         checkpoints=Checkpointer(cfg, directory=run.checkpoints) if cfg.checkpoint.enabled else None,
+        scheduler=scheduler, float64_to=found.float64_to,
     )
+
+
+def record_data(run: RunFolder, view: ProgressView, data: Any) -> None:
+    """Keep what prediction needs with the run (data_stats.json: standardisation and class names),
+    and warn about classes that no training sample has (labels 1..K train K+1 outputs)."""
+    stats: dict[str, Any] = {}
+    if data.standardizer is not None:
+        stats.update(mean=data.standardizer.mean.tolist(), std=data.standardizer.std.tolist())
+    if data.classes is not None:
+        stats["classes"] = data.classes
+    if stats:
+        run.write_json("data_stats.json", stats)
+    if data.empty_classes:
+        shown = ", ".join(map(str, data.empty_classes[:10]))
+        run.log_event("empty_classes", classes=data.empty_classes, num_classes=data.num_classes)
+        view.message(f"warning: class {shown} of {data.num_classes} has no training sample; if the labels start "
+                     "at 1, remap them to 0..K-1 (the model now learns an output that is never right)")
+
+
+def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -> None:
+    """train.monitor must be a value that an evaluation produces, or no `best` is ever written."""
+    if not has_val and cfg.train.monitor == "val_loss":
+        run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
+        cfg.train.monitor = "train_loss"
+    produced = ["train_loss", *([f"val_{name}" for name in ("loss", *task.metric_names)] if has_val else [])]
+    if cfg.train.monitor not in produced:
+        import difflib
+
+        close = difflib.get_close_matches(cfg.train.monitor, produced, n=1)
+        why = "" if has_val or not cfg.train.monitor.startswith("val_") else " (there is no validation data)"
+        raise ConfigError(f"train.monitor={cfg.train.monitor!r} is not a value this run produces{why}",
+                          hint=f"{'did you mean ' + repr(close[0]) + '? ' if close else ''}this run logs "
+                               f"{', '.join(produced)}; add a metric with task.metrics (or fit(metrics=...))")
 
 
 def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -> dict[str, Any]:

@@ -14,8 +14,10 @@ def all_rules() -> dict[str, Rule]:
     # Importing the theme modules registers their rules.
     from torchwise.lint.rules import (  # noqa: F401
         amp,
+        autograd,
         checkpoint,
         data,
+        device,
         evaluation,
         hygiene,
         loop,

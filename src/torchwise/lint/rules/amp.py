@@ -14,6 +14,31 @@ _CLIPS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_
 _DEPRECATED = {"torch.cuda.amp.autocast": "autocast", "torch.cuda.amp.GradScaler": "GradScaler"}
 
 
+def _uses_scaler(ctx: FileContext, call: ast.Call) -> bool:
+    return method(call) in {"scale", "step", "update"} and ctx.kind(receiver_of(call)) == "scaler"
+
+
+def _in_the_unscaled_branch(ctx: FileContext, clip: ast.Call, region: ast.AST) -> bool:
+    """``if use_amp: <scaler> else: loss.backward(); clip(...)``: the clip in the branch
+    without the scaler never sees scaled gradients."""
+    child: ast.AST = clip
+    for ancestor in ctx.ancestors(clip):
+        if ancestor is region:
+            return False
+        if isinstance(ancestor, ast.If):
+            mine, other = (
+                (ancestor.orelse, ancestor.body)
+                if any(child is n for n in ancestor.orelse)
+                else (ancestor.body, ancestor.orelse)
+            )
+            scaled_here = any(_uses_scaler(ctx, c) for n in mine for c in ctx.calls_in(n))
+            scaled_there = any(_uses_scaler(ctx, c) for n in other for c in ctx.calls_in(n))
+            if scaled_there and not scaled_here:
+                return True
+        child = ancestor
+    return False
+
+
 @rule("TW106", Level.ERROR, hint="call scaler.unscale_(optimizer) right before clipping")
 def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
     """Gradient clipping in a GradScaler loop with no ``scaler.unscale_(optimizer)`` first.
@@ -22,6 +47,9 @@ def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
     so ``max_norm=1.0`` clips gradients that are really tiny: the clip threshold is
     meaningless and training silently changes.
     Fix: ``scaler.unscale_(optimizer)`` after backward and before ``clip_grad_norm_``.
+    Cannot see: a scaler created with ``enabled=False`` (its scale is 1) or one passed in
+    under a name that does not say "scaler"; an ``unscale_`` made inside a helper function
+    (it asks for the call in the loop itself).
     """
     for clip in ctx.calls:
         if (ctx.qualname(clip.func) or "") not in _CLIPS:
@@ -29,12 +57,9 @@ def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
         loops = ctx.loops(clip)
         region = loops[0] if loops else ctx.scope_of(clip)
         calls = ctx.calls_in(region)
-        scaled = any(
-            method(c) in {"scale", "step", "update"} and ctx.kind(receiver_of(c)) == "scaler"
-            for c in calls
-        )
+        scaled = any(_uses_scaler(ctx, c) for c in calls)
         unscaled = any(method(c) == "unscale_" and position(c) < position(clip) for c in calls)
-        if scaled and not unscaled:
+        if scaled and not unscaled and not _in_the_unscaled_branch(ctx, clip, region):
             yield Hit(
                 clip, "gradients are clipped while still multiplied by the GradScaler's scale"
             )
@@ -77,6 +102,7 @@ def deprecated_cuda_amp(ctx: FileContext) -> Iterator[Hit]:
     versions take the device type, so the same code runs on CPU, CUDA, XPU and MPS.
     Fix: ``torch.amp.autocast("cuda", ...)`` and ``torch.amp.GradScaler("cuda")``
     (``torchwise lint --fix`` rewrites them).
+    Cannot see: the API reached through other aliases of ``torch.cuda`` (``cuda.amp``).
     """
     for node in ctx.nodes:
         if isinstance(node, ast.ImportFrom) and node.module == "torch.cuda.amp":

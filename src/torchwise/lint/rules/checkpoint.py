@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
@@ -21,27 +22,36 @@ def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
     hint='pass map_location="cpu" (or the target device) and keep weights_only=True',
 )
 def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
-    """``torch.load`` with ``weights_only=False`` (error) or without ``map_location`` (info).
+    """``torch.load`` with ``weights_only=False`` (warning) or without ``map_location`` (info).
 
     Why: ``weights_only=False`` unpickles arbitrary code from the file: loading a
     downloaded checkpoint can run anything. Without ``map_location`` tensors go back to the
     device they were saved from, which fails on a CPU-only machine or piles every rank's
     copy onto GPU 0.
     Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
+    Cannot see: where the file was saved. It stays quiet for a path this file saved earlier
+    in the same run (reloaded on the device that wrote it) or only ever saves non-weights
+    (a cache of host tensors), and, in a script that never mentions a GPU, for
+    loads that are not weights (data tensors made on the CPU); a checkpoint written by
+    another script is assumed to come from a GPU.
     """
     for call in _calls_to(ctx, "torch.load"):
         if is_constant(keyword(call, "weights_only"), False):
             yield Hit(
                 call,
                 "torch.load(weights_only=False) runs arbitrary pickled code",
-                level=Level.ERROR,
-                hint="load with weights_only=True; save state_dicts, not objects",
+                level=Level.WARNING,
+                hint="only for files you trust; save state_dicts and load with weights_only=True",
             )
             continue
         if keyword(call, "map_location") is not None or len(call.args) >= 2:
             continue
         if any(k.arg is None for k in call.keywords):
             continue  # **kwargs may carry it
+        if _saved_here(ctx, call):
+            continue  # a file this script writes itself, on the device it runs on
+        if not ctx.mentions_accelerator and not _loads_weights(ctx, call):
+            continue  # data tensors in a CPU-only script
         last = max([*call.args, *call.keywords], key=position, default=None)
         edits = ()
         if last is not None and last.end_lineno is not None:
@@ -54,6 +64,158 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
         )
 
 
+# Calls that only a module answers: the loaded object is a whole nn.Module.
+_MODULE_METHODS = frozenset(
+    "eval train parameters named_parameters modules children forward generate state_dict "
+    "load_state_dict zero_grad".split()
+)
+
+
+_WEIGHT_NAMES = re.compile(r"ckpt|checkpoint|state|^sd$|_sd$|weights|model|snapshot|params", re.I)
+
+
+def _loads_weights(ctx: FileContext, load: ast.Call) -> bool:
+    """``m.load_state_dict(torch.load(f))`` or ``checkpoint = torch.load(f)``."""
+    parent = ctx.parents.get(load)
+    if isinstance(parent, ast.Call) and method(parent) == "load_state_dict":
+        return True
+    statement = ctx.statement(load)
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    return any(_WEIGHT_NAMES.search(dotted(t) or "") for t in targets)
+
+
+def _file_argument(call: ast.Call) -> ast.expr | None:
+    """The file of ``torch.load(f)`` (first argument) / ``torch.save(obj, f)`` (second)."""
+    index = 1 if (dotted(call.func) or "").endswith("save") else 0
+    value = keyword(call, "f")
+    if value is None and len(call.args) > index:
+        value = call.args[index]
+    return value
+
+
+def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
+    """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Name):
+        for ancestor in ctx.ancestors(node):
+            if isinstance(ancestor, ast.With):
+                for item in ancestor.items:
+                    opened = item.context_expr
+                    if dotted(item.optional_vars) == node.id and isinstance(opened, ast.Call) and opened.args:
+                        return ast.unparse(opened.args[0])
+    return ast.unparse(node)
+
+
+def _saves(ctx: FileContext) -> list[tuple[ast.Call, str | None]]:
+    return ctx.memo("saves", lambda: [(c, _path_text(ctx, _file_argument(c))) for c in _calls_to(ctx, "torch.save")])
+
+
+def _saved_here(ctx: FileContext, load: ast.Call) -> bool:
+    """A path this file writes: earlier in the same run (reloaded on the device that wrote
+    it), or only ever with tensors that are not weights (a cache of host data)."""
+    path = _path_text(ctx, _file_argument(load))
+    saves = [save for save, saved in _saves(ctx) if path is not None and saved == path]
+    if any(position(save) < position(load) for save in saves):
+        return True
+    return bool(saves) and not any(_saves_weights(ctx, save) for save in saves)
+
+
+def _saves_weights(ctx: FileContext, save: ast.Call) -> bool:
+    obj = save.args[0] if save.args else keyword(save, "obj")
+    if obj is None:
+        return True
+    return any(
+        _WEIGHT_NAMES.search((dotted(n) or "").rsplit(".", 1)[-1]) or ctx.kind(n) == "model"
+        for n in ast.walk(obj)
+        if isinstance(n, ast.Name | ast.Attribute)
+    )
+
+
+def _whole_module_saved_to(ctx: FileContext, load: ast.Call) -> ast.Call | None:
+    path = _path_text(ctx, _file_argument(load))
+    for save, saved in _saves(ctx):
+        obj = save.args[0] if save.args else keyword(save, "obj")
+        if saved == path and obj is not None and ctx.kind(obj) == "model":
+            return save
+    return None
+
+
+def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
+    """How the loaded object is used as a module: ``torch.load(p).eval()``, or a name it is
+    assigned to that is called or asked for ``.parameters()``; None if never."""
+    parent = ctx.parents.get(load)
+    if isinstance(parent, ast.Attribute) and parent.attr in _MODULE_METHODS:
+        return f".{parent.attr}()"
+    statement = ctx.statement(load)
+    if not isinstance(statement, ast.Assign) or statement.value is not load:
+        return None
+    names = {dotted(t) for t in statement.targets} - {None}
+    for call in ctx.calls_in(ctx.scope_of(load)):
+        if position(call) <= position(load):
+            continue
+        if dotted(call.func) in names:
+            return f"{dotted(call.func)}(...)"
+        if method(call) in _MODULE_METHODS and dotted(receiver_of(call)) in names:
+            return f"{dotted(receiver_of(call))}.{method(call)}()"
+    return None
+
+
+def _under_safe_globals(ctx: FileContext, node: ast.AST) -> bool:
+    """Inside ``with torch.serialization.safe_globals([...]):``."""
+    return any(
+        isinstance(a, ast.With)
+        and any(
+            (ctx.qualname(i.context_expr.func) or "").endswith("safe_globals")
+            for i in a.items
+            if isinstance(i.context_expr, ast.Call)
+        )
+        for a in ctx.ancestors(node)
+    )
+
+
+@rule(
+    "TW125",
+    Level.WARNING,
+    hint="save model.state_dict() and load it into a rebuilt model; for a file you trust: "
+    "torch.load(path, weights_only=False)",
+)
+def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
+    """``torch.load`` of a whole pickled module, which ``weights_only=True`` cannot load.
+
+    Why: since torch 2.6 ``torch.load`` defaults to ``weights_only=True``: it loads tensors,
+    state dicts and plain containers, and refuses any other pickled object with "Weights
+    only load failed ... Unsupported global". A model saved whole (``torch.save(model, f)``)
+    no longer loads; older tutorials and checkpoints break on upgrade.
+    Fix: save ``model.state_dict()`` and ``model.load_state_dict(torch.load(f,
+    weights_only=True))`` into a freshly built model; only for a file you trust,
+    ``torch.load(f, weights_only=False)``.
+    Cannot see: pickled objects other than modules (numpy arrays, argparse Namespaces,
+    custom classes) unless the result is used as a module, or files saved by other scripts.
+    Loads under ``torch.serialization.safe_globals`` / after ``add_safe_globals`` are fine.
+    """
+    allowlisted = any((ctx.qualname(c.func) or "").endswith("add_safe_globals") for c in ctx.calls)
+    for load in _calls_to(ctx, "torch.load"):
+        if is_constant(keyword(load, "weights_only"), False):
+            continue  # explicit: TW110 judges that
+        if allowlisted or _under_safe_globals(ctx, load):
+            continue  # the module's classes are allowed: weights_only can rebuild it
+        saved = _whole_module_saved_to(ctx, load)
+        used = _used_as_module(ctx, load)
+        if saved is not None:
+            yield Hit(
+                load,
+                f"loads the whole module saved on line {saved.lineno}, which "
+                "weights_only=True (the default since torch 2.6) refuses",
+            )
+        elif used is not None:
+            yield Hit(
+                load,
+                f"the loaded object is used as a module ({used}); weights_only=True "
+                "(the default since torch 2.6) refuses whole modules",
+            )
+
+
 @rule("TW111", Level.WARNING, hint="torch.save(model.state_dict(), path)")
 def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     """``torch.save(model, ...)`` of a whole module instead of its ``state_dict()``.
@@ -61,6 +223,8 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     Why: pickling the module stores a reference to its class by import path; renaming or
     moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe).
     Fix: save ``model.state_dict()`` and rebuild the model before ``load_state_dict``.
+    Cannot see: a module held under a name that does not look like one (``torch.save(g, f)``
+    for a generator built elsewhere); it knows modules by their constructor or their name.
     """
     for call in _calls_to(ctx, "torch.save"):
         if call.args and isinstance(call.args[0], ast.Name | ast.Attribute):
@@ -103,11 +267,7 @@ def _mentions(ctx: FileContext, label: str, value: ast.expr, kind: str) -> bool:
     words = {"model": ("model", "net", "weights", "state_dict"), "optimizer": ("optim", "opt")}
     if label.lower().startswith(words[kind]):
         return True
-    return (
-        isinstance(value, ast.Call)
-        and method(value) == "state_dict"
-        and ctx.kind(receiver_of(value)) == kind
-    )
+    return isinstance(value, ast.Call) and method(value) == "state_dict" and ctx.kind(receiver_of(value)) == kind
 
 
 @rule("TW119", Level.WARNING, hint='add "optimizer": optimizer.state_dict() (and the scheduler\'s)')
@@ -117,9 +277,12 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     Why: resuming from it restarts Adam's moments and the LR schedule from zero; the loss
     jumps and the run is not the run it claims to continue.
     Fix: save ``optimizer.state_dict()`` (and scheduler / scaler states) with the model.
+    Cannot see: optimizers built in other files (it needs one built here), state saved by a
+    second ``torch.save``, or dict keys built at run time. Plain SGD without momentum keeps no
+    state and is not reported.
     """
     builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
-    if not builds_optimizer:
+    if not builds_optimizer or _only_stateless_sgd(ctx):
         return
     for call in _calls_to(ctx, "torch.save"):
         entries = _saved_entries(ctx, call.args[0]) if call.args else None
@@ -134,3 +297,21 @@ def _assigned_names(ctx: FileContext) -> Iterator[ast.expr]:
     for node in ctx.nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             yield from (t for t in node.targets if isinstance(t, ast.Name | ast.Attribute))
+
+
+def _only_stateless_sgd(ctx: FileContext) -> bool:
+    """Every optimizer built here is ``SGD`` without momentum: nothing to lose on resume."""
+    built = [
+        c
+        for c in ctx.calls
+        if (ctx.qualname(c.func) or "").startswith("torch.optim.")
+        and (ctx.qualname(c.func) or "").rsplit(".", 1)[-1][:1].isupper()
+        and "lr_scheduler" not in (ctx.qualname(c.func) or "")
+    ]
+    return bool(built) and all(
+        (ctx.qualname(c.func) or "").endswith(".SGD") and _no_momentum(keyword(c, "momentum")) for c in built
+    )
+
+
+def _no_momentum(value: ast.expr | None) -> bool:
+    return value is None or (isinstance(value, ast.Constant) and value.value in (0, 0.0))

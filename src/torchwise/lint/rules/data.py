@@ -9,6 +9,7 @@ from torchwise.lint.context import (
     FileContext,
     dotted,
     is_constant,
+    is_main_guard,
     keyword,
     method,
 )
@@ -17,26 +18,110 @@ from torchwise.lint.registry import rule
 
 
 def _is_dataloader(ctx: FileContext, call: ast.Call) -> bool:
-    return (ctx.qualname(call.func) or "").endswith("DataLoader")
+    """torch's DataLoader itself; a subclass defined here may set its own sampler and workers."""
+    name = ctx.qualname(call.func) or ""
+    return name.endswith("DataLoader") and name.rsplit(".", 1)[-1] not in _local_classes(ctx)
+
+
+def _local_classes(ctx: FileContext) -> frozenset[str]:
+    return ctx.memo("classes", lambda: frozenset(n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)))
+
+
+def _argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
+    """The ``default=`` of ``add_argument("--n-cpu", ...)`` for ``args.n_cpu``; False when no
+    such argument is declared here."""
+    for call in ctx.calls:
+        if method(call) != "add_argument":
+            continue
+        dest = keyword(call, "dest")
+        names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        declared = {n.lstrip("-").replace("-", "_") for n in names if n.startswith("--")}
+        if isinstance(dest, ast.Constant):
+            declared = {str(dest.value)}
+        if option in declared:
+            return keyword(call, "default")
+    return False
 
 
 def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
-    """Whether ``num_workers`` is (or was assigned) a positive number or a CPU count."""
+    """Whether ``num_workers`` may start workers: a positive number, a CPU count, or a value
+    read from the command line or a config whose default is not 0."""
     if value is None:
         return False
     if isinstance(value, ast.Name):
         assigned = ctx.assignments.get(value.id, [])
-        return len(assigned) == 1 and _positive_workers(ctx, assigned[0])
+        return len(assigned) <= 1 and (not assigned or _positive_workers(ctx, assigned[0]))
     if isinstance(value, ast.Constant):
-        return (
-            isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
-        )
-    return isinstance(value, ast.Call) and (dotted(value.func) or "").endswith("cpu_count")
+        return isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
+    if isinstance(value, ast.Attribute):
+        default = _argparse_default(ctx, value.attr)
+        return default is False or default is None or _positive_workers(ctx, default)
+    return not isinstance(value, ast.BoolOp | ast.IfExp | ast.Compare)
+
+
+def _runs_at_import(ctx: FileContext, node: ast.AST) -> bool:
+    """Whether ``node`` runs when the file is imported: module level outside the main guard,
+    or in a local function that module-level code calls."""
+    function = ctx.function(node)
+    if function is None:
+        top = node
+        while ctx.parents.get(top) is not ctx.tree and ctx.parents.get(top) is not None:
+            top = ctx.parents[top]
+        return not is_main_guard(top)
+    reached = ctx.memo(
+        "import_time_functions",
+        lambda: {ctx.callee(c) for c, _ in ctx.import_time_calls()} - {None},
+    )
+    return function in reached
+
+
+def _loader_names(ctx: FileContext, call: ast.Call) -> set[str]:
+    """The names a DataLoader ends up in: ``loader = DataLoader(...)``, or, when a helper
+    returns it, the names assigned from calls to that helper."""
+    statement = ctx.statement(call)
+    if isinstance(statement, ast.Assign):
+        return {dotted(t) or "" for t in statement.targets} - {""}
+    function = ctx.function(call)
+    if isinstance(statement, ast.Return) and function is not None:
+        sites = (c for c in ctx.calls if ctx.callee(c) is function)
+        return set().union(*(_loader_names(ctx, site) for site in sites))
+    return set()
+
+
+def _iteration_at_import(ctx: FileContext, names: set[str]) -> ast.AST | None:
+    """The first place that iterates one of ``names`` while importing; failing that, one that
+    iterates any loader (a helper's ``for x in loader`` over the loader passed in)."""
+    iterations = []
+    for node in ctx.nodes:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            iterations.append((node, node.iter))
+        elif isinstance(node, ast.Call) and dotted(node.func) in {"iter", "next", "list"}:
+            iterations.append((node, node))
+    for by_name in (True, False):
+        for node, iterable in iterations:
+            parameters = set() if by_name else _handed_in(ctx, ctx.function(node), names)
+            mentions = any(
+                dotted(n) in names if by_name else n.id in parameters and ctx.kind(n) == "loader"
+                for n in ast.walk(iterable)
+                if isinstance(n, ast.Name | ast.Attribute) and (by_name or isinstance(n, ast.Name))
+            )
+            if mentions and _runs_at_import(ctx, node):
+                return node
+    return None
+
+
+def _handed_in(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef | None, names: set[str]) -> set[str]:
+    """The function's parameters, if some call hands it one of ``names`` (else none)."""
+    if function is None:
+        return set()
+    sites = (c for c in ctx.calls if ctx.callee(c) is function)
+    handed = any(dotted(a) in names for site in sites for a in [*site.args, *(k.value for k in site.keywords)])
+    return {a.arg for a in function.args.args + function.args.kwonlyargs} if handed else set()
 
 
 @rule("TW109", Level.WARNING, hint='put the entry point under `if __name__ == "__main__":`')
 def workers_without_main_guard(ctx: FileContext) -> Iterator[Hit]:
-    """``DataLoader(num_workers>0)`` reached at import time, without a ``__main__`` guard.
+    """DataLoader workers started at import time, without a ``__main__`` guard.
 
     Why: on macOS and Windows (and with the ``spawn`` start method anywhere) each worker
     imports this script again; without the guard the import starts training again and
@@ -44,11 +129,19 @@ def workers_without_main_guard(ctx: FileContext) -> Iterator[Hit]:
     process has finished its bootstrapping phase".
     Fix: move the code that runs into ``main()`` and call it under
     ``if __name__ == "__main__":``.
+    Cannot see: loaders iterated in another file or through a container; ``num_workers``
+    from a config file counts as "may start workers" unless its argparse default is 0. A
+    loader only *built* at import time starts nothing and is not reported.
     """
-    for call, entry in ctx.import_time_calls():
-        if _is_dataloader(ctx, call) and _positive_workers(ctx, keyword(call, "num_workers")):
-            via = "" if entry is call else f" (reached from line {entry.lineno})"
-            yield Hit(call, f"DataLoader with worker processes runs at import time{via}")
+    for call, _ in ctx.import_time_calls():
+        if not _is_dataloader(ctx, call) or not _positive_workers(ctx, keyword(call, "num_workers")):
+            continue
+        iterated = _iteration_at_import(ctx, _loader_names(ctx, call))
+        if iterated is not None:
+            yield Hit(
+                call,
+                f"DataLoader worker processes start at import time (iterated on line {iterated.lineno})",
+            )
 
 
 @rule("TW121", Level.WARNING, hint="random_split(..., generator=torch.Generator().manual_seed(0))")
@@ -59,6 +152,8 @@ def unseeded_random_split(ctx: FileContext) -> Iterator[Hit]:
     extra random call) moves samples between train and validation: metrics are not
     comparable across runs and a resumed run validates on training data.
     Fix: ``generator=torch.Generator().manual_seed(seed)``.
+    Cannot see: a global seed set right before the split (the split is then repeatable, but
+    still moves when code before it changes; it is reported).
     """
     for call in ctx.calls:
         if not (ctx.qualname(call.func) or "").endswith("random_split"):
@@ -89,11 +184,50 @@ def _is_iterable(ctx: FileContext, dataset: ast.expr | None) -> bool:
     iterable_classes = {
         node.name
         for node in ctx.nodes
-        if isinstance(node, ast.ClassDef)
-        and any((dotted(b) or "").endswith("IterableDataset") for b in node.bases)
+        if isinstance(node, ast.ClassDef) and any((dotted(b) or "").endswith("IterableDataset") for b in node.bases)
     }
     last = built.rsplit(".", 1)[-1]
     return last in iterable_classes or "Iterable" in last or "Stream" in last
+
+
+_ORDER_KEYS = frozenset({"shuffle", "sampler", "batch_sampler"})
+
+
+def _dict_keys(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if isinstance(node, ast.Call) and dotted(node.func) == "dict":
+        return {k.arg for k in node.keywords if k.arg}
+    return set()
+
+
+def _shuffled_only_when(ctx: FileContext, spread: ast.expr) -> str | None:
+    """For ``DataLoader(ds, **kwargs)`` with ``kwargs`` built here: the ``if`` test under which
+    alone a ``.update()`` adds shuffle or a sampler; None when it always does or when the
+    dict cannot be read (a parameter, built elsewhere)."""
+    name = dotted(spread)
+    built = ctx.assignments.get(name or "", [])
+    if len(built) != 1 or not _dict_keys(built[0]) and not isinstance(built[0], ast.Dict):
+        return None
+    if _dict_keys(built[0]) & _ORDER_KEYS:
+        return None
+    conditions = []
+    for call in ctx.calls:
+        if method(call) != "update" or dotted(call.func.value) != name or not call.args:  # type: ignore[attr-defined]
+            continue
+        added = _dict_keys(call.args[0]) | _dict_keys(_value_of(ctx, call.args[0]))
+        if not added & _ORDER_KEYS:
+            continue
+        guard = next((a for a in ctx.ancestors(call) if isinstance(a, ast.If)), None)
+        if guard is None:
+            return None
+        conditions.append(ast.unparse(guard.test))
+    return conditions[0] if conditions else None
+
+
+def _value_of(ctx: FileContext, node: ast.expr) -> ast.AST:
+    values = ctx.assignments.get(dotted(node) or "", [])
+    return values[-1] if values else node
 
 
 @rule("TW122", Level.INFO, hint="DataLoader(train_set, shuffle=True, ...) or pass a sampler")
@@ -103,9 +237,23 @@ def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
     Why: batches come in the same order every epoch (often sorted by class or by file
     name), which biases the gradient and hurts convergence.
     Fix: ``shuffle=True`` (or a ``DistributedSampler`` / other sampler under DDP).
+    Cannot see: ``**kwargs`` built elsewhere (not reported; a dict built here is read, and
+    ``shuffle`` added only under an ``if`` is reported), a subclass of DataLoader defined
+    here (not reported), or a dataset that shuffles itself; it knows a training loader by
+    "train" in its name or its dataset's.
     """
     for call in ctx.calls:
         if not _is_dataloader(ctx, call) or not _is_training_loader(ctx, call):
+            continue
+        spread = [k.value for k in call.keywords if k.arg is None]
+        if spread:
+            condition = _shuffled_only_when(ctx, spread[0])
+            if condition:
+                yield Hit(
+                    call,
+                    f"training DataLoader shuffles only when {condition}: on the "
+                    "other path every epoch sees the same order",
+                )
             continue
         if keyword(call, "sampler") is not None or keyword(call, "batch_sampler") is not None:
             continue

@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, Loop, dotted, method, position
+from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keyword, method, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -65,8 +65,7 @@ def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
     if ctx.under_no_grad(loop):
         return True
     inside = any(
-        isinstance(n, ast.With) and any(ctx.is_no_grad(i.context_expr) for i in n.items)
-        for n in ctx.walk(loop)
+        isinstance(n, ast.With) and any(ctx.is_no_grad(i.context_expr) for i in n.items) for n in ctx.walk(loop)
     )
     scope = ctx.scope_of(loop)
     switched_off = any(
@@ -94,9 +93,7 @@ def _uses_gradients(ctx: FileContext, call: ast.Call) -> bool:
     """Training, or gradients on purpose (saliency maps, adversarial examples)."""
     if ctx.is_backward(call) or ctx.is_optimizer_step(call):
         return True
-    return method(call) == "requires_grad_" or (ctx.qualname(call.func) or "").endswith(
-        "autograd.grad"
-    )
+    return method(call) == "requires_grad_" or (ctx.qualname(call.func) or "").endswith("autograd.grad")
 
 
 def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
@@ -116,18 +113,14 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
             continue
         no_grad = _grad_disabled(ctx, loop)
         function = ctx.function(loop)
-        named_eval = any(_EVAL_WORDS.search(n) for n in names) or bool(
-            function and _EVAL_WORDS.search(function.name)
-        )
+        named_eval = any(_EVAL_WORDS.search(n) for n in names) or bool(function and _EVAL_WORDS.search(function.name))
         if no_grad or named_eval or last_mode_before(ctx, ctx.scope_of(loop), loop) == "eval":
             yield loop, no_grad
 
 
 def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     sites = [c for c in ctx.calls if ctx.callee(c) is function]
-    return bool(sites) and all(
-        last_mode_before(ctx, ctx.scope_of(site), site) == "eval" for site in sites
-    )
+    return bool(sites) and all(last_mode_before(ctx, ctx.scope_of(site), site) == "eval" for site in sites)
 
 
 @rule("TW103", Level.WARNING, hint="call model.eval() before the evaluation loop")
@@ -138,6 +131,12 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     batch's statistics (and updates its running ones), so validation numbers are noisy,
     wrong, and change the model.
     Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
+    It also reports ``run_epoch(loader, train=False)`` of one function that trains under
+    ``if train:`` and evaluates otherwise without ever switching mode.
+    Cannot see: models whose layers live in another file (it reports them; a model built here
+    from layers without dropout or batch norm is not reported), an ``eval()`` made by a
+    helper in another file, or a loop it does not recognise as evaluation (no data-like name).
+    A model from ``from_pretrained`` (returned in eval mode) is not reported.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -148,7 +147,98 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
         function = ctx.function(loop)
         if function is not None and _eval_at_call_sites(ctx, function):
             continue
+        models = [c.func for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"]
+        if all(mode_free(ctx, m) or _pretrained_in_eval_mode(ctx, m) for m in models):
+            continue  # no dropout or batch norm, or already in eval mode: eval() changes nothing
         yield Hit(loop, "evaluation loop runs the model without model.eval() before it")
+    for site, function in _shared_epoch_evaluations(ctx):
+        yield Hit(
+            site,
+            f"{function.name}(...) evaluates here in the mode training left the model in: "
+            "nothing calls model.eval() on this path",
+        )
+
+
+_TRAIN_FLAGS = re.compile(r"^(is_)?train(ing)?$|^do_train$", re.I)
+
+
+def _flag_parameter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, int] | None:
+    """``train`` in ``def _run_epoch(self, loader, train=True)``: (name, positional index)."""
+    for index, arg in enumerate(function.args.args):
+        if _TRAIN_FLAGS.match(arg.arg):
+            return arg.arg, index
+    return None
+
+
+def _passes_false(call: ast.Call, flag: str, index: int, method_call: bool) -> bool:
+    value = keyword(call, flag)
+    if value is None:
+        index -= 1 if method_call else 0  # `self` is not written at a method call
+        value = call.args[index] if 0 <= index < len(call.args) else None
+    return is_constant(value, False)
+
+
+def _shared_epoch_evaluations(
+    ctx: FileContext,
+) -> Iterator[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Calls ``run_epoch(loader, train=False)`` of one function that trains under ``if train:``
+    and evaluates otherwise, where neither it nor its caller switches to eval mode."""
+    for function in ctx.functions.values():
+        found = _flag_parameter(function)
+        if found is None or not any(ctx.is_backward(c) for c in ctx.reached_calls(function)):
+            continue
+        flag, index = found
+        if not any(
+            flag in {dotted(n) for n in ast.walk(i.test)} for i in ctx.walk(function) if isinstance(i, ast.If)
+        ) and not any(flag in {dotted(a) for a in c.args} for c in ctx.calls_in(function)):
+            continue
+        if any(_mode_of_call(ctx, c) for c in ctx.reached_calls(function)):
+            continue  # it sets the mode itself (model.train(train), or eval() in its else)
+        is_method = bool(function.args.args) and function.args.args[0].arg in {"self", "cls"}
+        for site in ctx.calls:
+            if ctx.callee(site) is not function or not _passes_false(site, flag, index, is_method):
+                continue
+            if last_mode_before(ctx, ctx.scope_of(site), site) != "eval":
+                yield site, function
+
+
+def _pretrained_in_eval_mode(ctx: FileContext, model: ast.expr) -> bool:
+    """``X.from_pretrained(...)``: Hugging Face returns the model already in eval mode."""
+    return (ctx.constructor(model) or "").endswith("from_pretrained")
+
+
+# Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).
+_MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|dropout|batch_norm")
+
+
+def mode_free(ctx: FileContext, model: ast.expr) -> bool:
+    """Whether a model is built here from layers that behave the same in train and eval mode
+    (``nn.Linear``, a local class of convolutions and ReLUs); False when it cannot tell."""
+    built = ctx.constructor(model)
+    if built is None:
+        return False
+    return _mode_free_class(ctx, built, set())
+
+
+def _mode_free_class(ctx: FileContext, built: str, seen: set[str]) -> bool:
+    last = built.rsplit(".", 1)[-1]
+    if built.startswith("torch.nn.") and last != "Sequential":
+        return not _MODE_DEPENDENT.search(last)
+    classes = {n.name: n for n in ctx.nodes if isinstance(n, ast.ClassDef)}
+    if last not in classes or last in seen:
+        return False
+    seen.add(last)
+    body = classes[last]
+    if any(isinstance(n, ast.Attribute) and n.attr == "training" for n in ast.walk(body)):
+        return False
+    for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
+        name = ctx.qualname(call.func) or ""
+        if _MODE_DEPENDENT.search(name) or any(_MODE_DEPENDENT.search(k.arg or "") for k in call.keywords):
+            return False
+        tail = name.rsplit(".", 1)[-1]
+        if tail[:1].isupper() and tail != "super" and not _mode_free_class(ctx, name, seen):
+            return False
+    return True
 
 
 @rule("TW104", Level.WARNING, hint="wrap the evaluation loop in `with torch.no_grad():`")
@@ -159,6 +249,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     never comes: evaluation takes about twice the memory and runs slower.
     Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
     ``@torch.no_grad()`` decorator on the evaluation function.
+    Cannot see: a no_grad set by the caller in another file, or a loop it does not recognise
+    as evaluation (no data-like name, no eval()).
     """
     for loop, no_grad in evaluation_loops(ctx):
         if not no_grad:
@@ -172,6 +264,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     Why: after the first validation the model stays in eval mode, so every later epoch
     trains without dropout and with frozen batch-norm statistics.
     Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
+    Cannot see: a ``train()`` made in a helper of another file (it then reports the eval).
     """
     reported: set[ast.AST] = set()
     for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
@@ -183,9 +276,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
         for call in ctx.calls_in(loop):
             if call not in reported and _mode_of_call(ctx, call) == "eval":
                 reported.add(call)
-                yield Hit(
-                    call, "model switched to eval() in the training loop and never back to train()"
-                )
+                yield Hit(call, "model switched to eval() in the training loop and never back to train()")
                 break
 
 
@@ -196,6 +287,7 @@ def backward_under_no_grad(ctx: FileContext) -> Iterator[Hit]:
     Why: no graph was recorded for the loss, so backward raises "element 0 of tensors does
     not require grad" (or, for a loss built outside the block, silently mixes modes).
     Fix: compute the loss and call backward outside the no_grad block.
+    Cannot see: no_grad switched on by a caller in another file, or through a variable.
     """
     for call in ctx.calls:
         if ctx.is_backward(call) and ctx.under_no_grad(call):
@@ -209,6 +301,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     Why: a freshly built module is in train mode; predictions then use dropout and
     batch statistics and differ from run to run and from the validation numbers.
     Fix: ``model.eval()`` after ``load_state_dict`` (and run inference under no_grad).
+    Cannot see: an eval() made inside the model's own methods or a helper of another file.
     """
     for load in ctx.calls:
         model = receiver_of(load)
@@ -216,10 +309,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
             continue
         name, scope = dotted(model), ctx.scope_of(load)
         later = [c for c in ctx.calls_in(scope) if position(c) > position(load)]
-        trains_later = any(
-            ctx.is_backward(c) or any(ctx.is_backward(i) for i in _helper_calls(ctx, c))
-            for c in later
-        )
+        trains_later = any(ctx.is_backward(c) or any(ctx.is_backward(i) for i in _helper_calls(ctx, c)) for c in later)
         if name is None or trains_later:
             continue
         runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]

@@ -1,68 +1,25 @@
-"""Rules about the rest of a script: devices, hard-coded shapes, seeds, attribute typos."""
+"""Rules about the rest of a script: hard-coded shapes, seeds, attribute typos."""
 
 from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_main_guard, method
+from torchwise.lint.context import (
+    FileContext,
+    dotted,
+    is_constant,
+    is_main_guard,
+    keyword,
+    method,
+)
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
 _UNSEEDING = frozenset({"random.seed", "numpy.random.seed", "np.random.seed"})
-
-
-def _defines_device(ctx: FileContext) -> bool:
-    if any(key.rsplit(".", 1)[-1] == "device" for key in ctx.assignments):
-        return True
-    moved_to_device = any(
-        method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device")
-        for c in ctx.calls
-    )
-    functions = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-    params = (a.arg for f in functions for a in f.args.args + f.args.kwonlyargs)
-    return moved_to_device or "device" in set(params)
-
-
-def _is_cuda_string(node: ast.AST | None) -> bool:
-    """``"cuda"``, ``"cuda:0"``."""
-    return isinstance(node, ast.Constant) and str(node.value).startswith("cuda")
-
-
-def _inside_device_constructor(ctx: FileContext, node: ast.AST) -> bool:
-    """``torch.device("cuda")`` and ``device = "cuda" ...`` define the device; they are fine."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, ast.Call) and (ctx.qualname(ancestor.func) or "") == "torch.device":
-            return True
-        if isinstance(ancestor, ast.Assign):
-            return any((dotted(t) or "").endswith("device") for t in ancestor.targets)
-        if isinstance(ancestor, ast.stmt):
-            return False
-    return False
-
-
-@rule("TW108", Level.WARNING, hint="use .to(device) everywhere; define device once")
-def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
-    """Hard-coded ``.cuda()`` / ``device="cuda"`` in a file that also has a ``device``.
-
-    Why: the script half-follows ``device``: it runs on one GPU but crashes on a CPU-only
-    machine, and under DDP the ``.cuda()`` tensors land on GPU 0 instead of the rank's GPU.
-    Fix: move everything with ``.to(device)`` (and build tensors with ``device=device``).
-    """
-    if not _defines_device(ctx):
-        return
-    for call in ctx.calls:
-        if method(call) == "cuda":
-            yield Hit(call, ".cuda() hard-codes the device; this file also uses a device variable")
-        elif method(call) == "to" and call.args and _is_cuda_string(call.args[0]):
-            if not _inside_device_constructor(ctx, call):
-                yield Hit(call, '.to("cuda") hard-codes the device; use .to(device)')
-        for kw in call.keywords:
-            if kw.arg == "device" and _is_cuda_string(kw.value):
-                if not _inside_device_constructor(ctx, call):
-                    yield Hit(kw.value, 'device="cuda" hard-codes the device; use device=device')
 
 
 def _leading_literal(call: ast.Call) -> ast.Constant | None:
@@ -85,6 +42,8 @@ def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
     (or any evaluation with another batch size) fails with a shape error or, worse, mixes
     samples together.
     Fix: take the batch size from the input: ``x.view(x.size(0), -1)`` or ``x.flatten(1)``.
+    Cannot see: a literal that really is a fixed dimension of a model that only ever sees
+    one batch size; it looks only at ``forward``.
     """
     forwards = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef) and n.name == "forward")
     for function in forwards:
@@ -106,6 +65,9 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     told apart from noise and a bad run cannot be reproduced.
     Fix: ``torch.manual_seed(seed)`` (plus ``random``/``numpy`` seeds) before building the
     model, or a helper such as ``seed_everything(seed)``.
+    Cannot see: seeding done in another module under a name without "seed" in it. It stays
+    quiet when nothing here draws random numbers (a pretrained model optimised from a fixed
+    start, as in style transfer); a model class imported from another file counts as random.
     """
     backwards = [c for c in ctx.calls if ctx.is_backward(c)]
     if not backwards or not any(ctx.is_optimizer_step(c) for c in ctx.calls):
@@ -115,13 +77,53 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     runs = any(is_main_guard(s) for s in ctx.tree.body) or any(
         ctx.is_backward(call) for call, _ in ctx.import_time_calls()
     )
-    if not runs:
+    if not runs or not _draws_random_numbers(ctx):
         return
     for call in ctx.calls:
         name = ctx.qualname(call.func) or ""
         if "seed" in name.rsplit(".", 1)[-1].lower() and name not in _UNSEEDING:
             return
     yield Hit(ast.Pass(lineno=1, col_offset=0), "training script never seeds torch's RNG")
+
+
+_RANDOM_FUNCTIONS = frozenset(
+    "rand randn randint randperm rand_like randn_like randint_like bernoulli multinomial "
+    "normal dropout random_split shuffle".split()
+)
+_RANDOM_METHODS = frozenset({"normal_", "uniform_", "random_", "bernoulli_", "exponential_"})
+# Layers whose weights start random (activations, pooling and losses do not).
+_RANDOM_LAYERS = re.compile(
+    r"^(Lazy)?(Linear|Bilinear|Conv|ConvTranspose|Embedding|LSTM|GRU|RNN|Transformer|"
+    r"MultiheadAttention|Dropout|AlphaDropout)"
+)
+
+
+def _draws_random_numbers(ctx: FileContext) -> bool:
+    """Whether anything here is random: a fresh layer, a random draw, a shuffle, dropout."""
+    return ctx.memo("random", lambda: any(_random_call(ctx, c, set()) for c in ctx.calls))
+
+
+def _random_call(ctx: FileContext, call: ast.Call, seen: set[str]) -> bool:
+    name = ctx.qualname(call.func) or ""
+    last = name.rsplit(".", 1)[-1]
+    if name.startswith(("random.", "numpy.random.", "np.random.", "torch.nn.init.")):
+        return True
+    if last in _RANDOM_FUNCTIONS or last.startswith("Random") or method(call) in _RANDOM_METHODS:
+        return True
+    if is_constant(keyword(call, "shuffle"), True):
+        return True
+    if name.startswith("torch.nn.") and _RANDOM_LAYERS.match(last):
+        return True
+    if name.startswith("torchvision.models."):
+        return keyword(call, "weights") is None and keyword(call, "pretrained") is None
+    local = {n.name: n for n in ctx.nodes if isinstance(n, ast.ClassDef)}
+    if last in local and last not in seen:
+        seen.add(last)
+        return any(_random_call(ctx, c, seen) for c in ctx.calls_in(local[last]))
+    # A model class from another file: its layers are out of sight, so assume fresh weights.
+    statement = ctx.statement(call)
+    targets = statement.targets if isinstance(statement, ast.Assign) else []
+    return last[:1].isupper() and last not in local and any(ctx.kind(t) == "model" for t in targets)
 
 
 _MODULE_NAMES = frozenset({"model", "net", "network", "module", "encoder", "decoder", "backbone"})
@@ -154,6 +156,7 @@ def misspelled_tensor_attribute(ctx: FileContext) -> Iterator[Hit]:
     a new attribute and the parameter keeps training; ``model.requires_grad = False`` on a
     module does the same; assigning ``requires_grad_`` replaces the method.
     Fix: ``p.requires_grad = False`` on tensors, ``module.requires_grad_(False)`` on modules.
+    Cannot see: modules held under names that do not look like modules.
     """
     for node in ctx.nodes:
         if not isinstance(node, ast.Attribute):

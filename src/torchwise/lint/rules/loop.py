@@ -6,7 +6,15 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
+from torchwise.lint.context import (
+    FileContext,
+    backward_loss,
+    dotted,
+    is_constant,
+    keyword,
+    method,
+    position,
+)
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
@@ -35,19 +43,22 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
     gradients so far and training diverges. Deliberate accumulation still zeroes them, under
     the same ``if (i + 1) % k == 0`` as the step, and is not reported.
     Fix: call ``optimizer.zero_grad()`` in the loop (before ``backward`` or after ``step``).
+    Cannot see: a zero_grad made by a helper in another file or by a framework hook; it
+    needs the backward and the step in one loop of this file. Distributed autograd
+    (``dist_autograd.backward``) keeps gradients per context and is not reported.
     """
     reported: set[ast.AST] = set()
     for call in ctx.calls:
         loops = ctx.loops(call)
         if not loops or loops[0] in reported or not ctx.is_backward(call):
             continue
+        if (ctx.qualname(call.func) or "").endswith("distributed.autograd.backward"):
+            continue  # gradients go to the autograd context, not to .grad
         loop = loops[0]
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
             reported.add(loop)
-            yield Hit(
-                call, "backward() in a loop that steps the optimizer but never calls zero_grad()"
-            )
+            yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()")
 
 
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
@@ -64,6 +75,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Why: without a backward the step uses stale or no gradients; a ``zero_grad()`` between
     ``backward()`` and ``step()`` throws the fresh gradients away, so the model never learns.
     Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
+    Cannot see: a backward run by a helper in another file (then it may report a step as
+    having none); closures other than ``step(closure)``.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -133,26 +146,57 @@ def _printed_tensor(call: ast.Call) -> bool:
     return False
 
 
-@rule(
-    "TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)"
-)
+def _fresh_from_loader(ctx: FileContext, call: ast.Call) -> bool:
+    """``labels.numpy()`` on a loop variable of the data loop that nothing reassigned yet: the
+    DataLoader yields host tensors, so reading them waits for nothing."""
+    target = receiver_of(call)
+    if isinstance(target, ast.Attribute) and target.attr == "data":
+        target = target.value
+    if not isinstance(target, ast.Name):
+        return False
+    for loop in ctx.loops(call):
+        if not isinstance(loop, ast.For | ast.AsyncFor):
+            continue
+        names = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        if target.id not in names:
+            continue
+        before = (
+            n
+            for n in ctx.walk(loop)
+            if isinstance(n, ast.Assign | ast.AugAssign | ast.AnnAssign)
+            and (n.end_lineno or 0, n.end_col_offset or 0) < position(call)
+        )
+        return not any(
+            isinstance(t, ast.Name) and t.id == target.id
+            for n in before
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        )
+    return False
+
+
+@rule("TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)")
 def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     """A host sync (``.item()``, ``.cpu()``, ``.numpy()``, ``print(tensor)``) on every step.
 
     Why: each one waits for the GPU to finish all queued work, so the CPU cannot run ahead
     and the GPU idles between steps; on small models this costs 10-30 % of throughput.
     Fix: keep running sums as tensors and read them under ``if step % log_every == 0``.
+    Cannot see: whether the tensor is really on a GPU (it stays quiet in a file that never
+    mentions one, and for batches straight from the loader) or how costly the model's step
+    is next to the sync; a sync the algorithm needs every step is still reported.
     """
+    if not ctx.mentions_accelerator:
+        return  # a CPU-only script: reading a value waits for nothing
     lines: set[int] = set()
     for call in ctx.calls:
         name = method(call)
         is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
-        if not (name in _SYNC_METHODS and not call.args) and not (
-            is_print and _printed_tensor(call)
-        ):
+        if not (name in _SYNC_METHODS and not call.args) and not (is_print and _printed_tensor(call)):
             continue
         loop = _batch_loop(ctx, call)
         if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
+            continue
+        if not is_print and _fresh_from_loader(ctx, call):
             continue
         lines.add(call.lineno)
         what = "print() of a tensor" if is_print else f".{name}()"
@@ -177,14 +221,12 @@ def _scaled(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> bool:
     return False
 
 
-def _backward_loss(call: ast.Call) -> ast.expr | None:
-    """The loss a backward call differentiates: ``loss`` in ``scaler.scale(loss).backward()``."""
-    if call.args and method(call) != "backward":
-        return call.args[0]  # accelerator.backward(loss), torch.autograd.backward(loss)
-    target = receiver_of(call)
-    if isinstance(target, ast.Call) and method(target) == "scale" and target.args:
-        return target.args[0]
-    return target
+def _owned_by_other_step(ctx: FileContext, backward: ast.Call, step: ast.Call, loop: ast.AST) -> bool:
+    """Whether the first optimizer step after ``backward`` updates another optimizer (the
+    discriminator's own step right after its backward)."""
+    later = (c for c in ctx.calls_in(loop) if position(c) > position(backward))
+    first = next((c for c in later if ctx.is_optimizer_step(c)), None)
+    return first is not None and _stepped_optimizer(ctx, first) != _stepped_optimizer(ctx, step)
 
 
 @rule("TW116", Level.WARNING, hint="divide the loss by the number of accumulation steps")
@@ -194,6 +236,8 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     Why: summing k backward passes makes the gradient k times larger than one batch of the
     same total size, which acts like a k-times larger learning rate.
     Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
+    Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
+    then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
     """
     reported: set[ast.Call] = set()
     for step in ctx.calls:
@@ -201,10 +245,13 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
         if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
             continue
         scope = ctx.scope_of(step)
+        guard = ctx.modulo_guard(step, loops[0])
         for call in ctx.calls_in(loops[0]):
             if call in reported or not ctx.is_backward(call):
                 continue
-            if not _scaled(ctx, _backward_loss(call), scope):
+            if guard in ctx.ancestors(call) or _owned_by_other_step(ctx, call, step, loops[0]):
+                continue  # a GAN's `if i % n_critic == 0:` generator update, not accumulation
+            if not _scaled(ctx, backward_loss(call), scope):
                 reported.add(call)
                 yield Hit(
                     call,
@@ -220,10 +267,16 @@ def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
     Why: filling gradients with zeros launches a memset per parameter and keeps the memory
     allocated; setting them to None is free and lets the next backward write them fresh.
     Fix: ``optimizer.zero_grad()`` (``set_to_none=True`` is the default), or ``p.grad = None``.
+    Cannot see: code in another file that reads ``.grad`` after zeroing and needs zeros there
+    (then keep it and ``# noqa: TW123``); ``p.grad += g`` in this file keeps it quiet.
     """
+    adds_into_grads = any(
+        isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Attribute) and n.target.attr == "grad"
+        for n in ctx.nodes
+    )
     for call in ctx.calls:
         flag = keyword(call, "set_to_none")
-        if method(call) == "zero_grad" and is_constant(flag, False):
+        if method(call) == "zero_grad" and is_constant(flag, False) and not adds_into_grads:
             kw = next(k for k in call.keywords if k.arg == "set_to_none")
             yield Hit(
                 call,

@@ -35,6 +35,8 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
     skips the first value of the schedule (warm-up starts one step late, the initial LR is
     never used) and PyTorch warns about it.
     Fix: ``optimizer.step()`` then ``scheduler.step()``.
+    Cannot see: steps made in helpers of other files, or a scheduler stepped on purpose once
+    before training to set the first LR.
     """
     for call in ctx.calls:
         loops = ctx.loops(call)
@@ -95,6 +97,8 @@ def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
     epochs, and ``CosineAnnealingLR(T_max=epochs)`` finishes its cosine in the first epoch;
     ``OneCycleLR`` or a warm-up written in steps, stepped per epoch, never leaves warm-up.
     Fix: match the call to the unit the schedule was written in (or rewrite it in steps).
+    Cannot see: schedulers whose unit it cannot tell from their arguments (LambdaLR with an
+    arbitrary function, CosineAnnealingLR with a plain number): those are not reported.
     """
     for call in ctx.calls:
         if not ctx.is_scheduler_step(call):

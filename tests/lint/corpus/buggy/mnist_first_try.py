@@ -29,7 +29,7 @@ class Net(nn.Module):
         return self.fc2(x)
 
 
-model = Net()
+model = Net().cuda()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 criterion = nn.CrossEntropyLoss()
 
@@ -37,8 +37,8 @@ for epoch in range(10):
     model.train()
     running_loss = 0.0
     for images, labels in train_loader:
-        outputs = model(images)
-        loss = criterion(outputs, labels)
+        outputs = model(images.cuda())
+        loss = criterion(outputs, labels.cuda())
         loss.backward()  # expect: TW101
         optimizer.step()
         running_loss += loss.item()  # expect: TW107
@@ -47,7 +47,7 @@ for epoch in range(10):
     correct = 0
     with torch.no_grad():
         for images, labels in test_loader:  # expect: TW103
-            correct += (model(images).argmax(1) == labels).sum().item()
+            correct += (model(images.cuda()).argmax(1) == labels.cuda()).sum().item()
     print(f"accuracy {correct / len(test_set):.3f}")
 
 torch.save(model, "mnist.pt")  # expect: TW111

@@ -1,0 +1,150 @@
+"""Known errors from torch.distributed: process groups, DDP, NCCL collectives, the rendezvous.
+
+The NCCL watchdog prints one line per rank and per stuck collective, in two formats (before
+torch 2.2: ``[E ProcessGroupNCCL.cpp:737] [Rank 1] ...``; since: ``[rank0]:[E321 ...]`` with
+NumelIn/NumelOut); the builder reads the collective, its size and the timeout from either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, fact, known
+
+
+def _no_process_group(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="A torch.distributed call ran without a process group",
+        meaning=(
+            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
+            " dist.init_process_group() to have run in every process first."
+        ),
+        cause=(
+            "A script written for several GPUs was started as plain `python train.py` (its"
+            " launcher normally sets up the group), or a single-GPU run still uses"
+            " SyncBatchNorm (a 'SyncBN' norm in the config) or distributed helpers in"
+            " evaluation."
+        ),
+        fix=(
+            "Start it with the launcher: torchrun --nproc-per-node N train.py (the script calls"
+            " dist.init_process_group). For one GPU replace SyncBatchNorm with BatchNorm"
+            " ('SyncBN' -> 'BN'), guard distributed calls with"
+            " `if dist.is_available() and dist.is_initialized():`, or create a one-process"
+            ' group: dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500",'
+            " rank=0, world_size=1)."
+        ),
+    )
+
+
+def _unused_parameters(match: re.Match[str], text: str) -> Explanation:
+    names = fact(text, r"Parameters? which did not receive grad for rank \d+: ([^\n]+)")
+    indices = fact(text, r"Parameter indices which did not receive grad for rank \d+: ([\d ]+)")
+    found = f" Named in the message: {names.strip()}." if names else (
+        f" Parameter indices without a gradient: {indices.strip()}." if indices else ""
+    )
+    return answer(
+        title="DDP: some parameters got no gradient in the last step",
+        meaning=(
+            "DDP all-reduces each parameter's gradient when backward produces it; parameters"
+            " that took no part in the loss never produce one, so the reduction of the step"
+            " never finishes." + found
+        ),
+        cause=(
+            "A layer defined in __init__ but not used in forward (a leftover head, an unused"
+            " branch), a branch taken only on some steps or ranks (multi-task heads, optional"
+            " losses), or a forward output that does not enter the loss."
+        ),
+        fix=(
+            "Remove the unused layers or give them requires_grad=False; make every forward output"
+            " part of the loss. When the branches really vary per step pass"
+            " find_unused_parameters=True to DistributedDataParallel (it costs an extra graph"
+            " walk each step; static_graph=True when the same ones are always unused). To get"
+            " the parameter names set TORCH_DISTRIBUTED_DEBUG=DETAIL."
+        ),
+    )
+
+
+def _watchdog(match: re.Match[str], text: str) -> Explanation:
+    details = dict(re.findall(r"(\w+)=(\w+)", match.group(1)))
+    op, seq = details.get("OpType", "a collective"), details.get("SeqNum", "?")
+    timeout_ms = int(details.get("Timeout(ms)", 0) or fact(text, r"Timeout\(ms\)=(\d+)") or 0)
+    minutes = f" ({timeout_ms // 60000} min)" if timeout_ms else ""
+    size = f", {details['NumelIn']} elements" if "NumelIn" in details else ""
+    ranks = sorted({int(rank) for rank in re.findall(r"\[Rank (\d+)\] Watchdog", text)})
+    waiting = f" Ranks {', '.join(map(str, ranks))} timed out waiting." if len(ranks) > 1 else ""
+    enqueued = fact(text, r"last enqueued NCCL work: (\d+)")
+    completed = fact(text, r"last completed NCCL work: (\d+)")
+    progress = (
+        f" The last collective that completed was #{completed}; #{enqueued} was already queued."
+        if enqueued and completed
+        else ""
+    )
+    return answer(
+        title=f"NCCL timeout: {op} #{seq} waited {timeout_ms} ms{minutes} for the other ranks",
+        meaning=(
+            f"Collective SeqNum={seq} ({op}{size}) did not finish within Timeout(ms)={timeout_ms}"
+            f"{minutes}: at least one rank never joined it.{waiting}{progress}"
+        ),
+        cause=(
+            "The ranks are out of step: one rank does work the others wait for (evaluation,"
+            " checkpoint saving or data preprocessing on rank 0 while the rest sit in a"
+            " collective), ranks run different numbers of steps or call collectives in a"
+            " different order (uneven batches per rank, a branch that skips backward on one"
+            " rank), or a rank crashed or hung (its own error is earlier in the log)."
+        ),
+        fix=(
+            "Make every rank call the same collectives in the same order (DistributedSampler"
+            " with drop_last=True, the same number of steps, rank-0-only work followed by"
+            " dist.barrier()). TORCH_DISTRIBUTED_DEBUG=DETAIL and TORCH_NCCL_DESYNC_DEBUG=1 show"
+            " which rank is behind; TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (the default) makes the"
+            " job fail instead of hanging. Raise the limit only for work that is legitimately"
+            " long on one rank: dist.init_process_group(timeout=datetime.timedelta(hours=2))"
+            " (ddp_timeout in Hugging Face Trainer)."
+        ),
+    )
+
+
+def _port_in_use(match: re.Match[str], text: str) -> Explanation:
+    port = match.group(1) or match.group(2) or fact(text, r"(?:port:? |\]:)(\d{2,5})\b") or "29500"
+    return answer(
+        title=f"The rendezvous port {port} is already in use",
+        meaning=(
+            f"Rank 0 starts a TCP store on MASTER_PORT ({port}) for the ranks to find each"
+            " other; another process already listens there."
+        ),
+        cause=(
+            "A second job on the same machine uses the default port 29500, or a process of an"
+            " earlier run is still alive."
+        ),
+        fix=(
+            f"Give the second job its own port: torchrun --master-port 29501 ... (or"
+            f" MASTER_PORT=29501 in the environment of the launcher that starts the run), or use"
+            f" torchrun --standalone, which picks a free port. Find the holder with"
+            f" lsof -i :{port} and stop it if it is a leftover."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "process-group-not-initialized",
+        r"Default process group (?:has not been|is not being) initialized",
+        _no_process_group,
+    ),
+    known(
+        "ddp-unused-parameters",
+        r"Expected to have finished reduction in the prior iteration before starting a new one",
+        _unused_parameters,
+    ),
+    known(
+        "nccl-watchdog-timeout",
+        r"Watchdog caught collective operation timeout: WorkNCCL\(([^)]*\))\)?",
+        _watchdog,
+    ),
+    known(
+        "port-in-use",
+        r"The server socket has failed to (?:listen on any local network address|bind to"
+        r" \S*:(\d+)).*?(?:port: (\d+)|[Aa]ddress already in use|EADDRINUSE)",
+        _port_in_use,
+    ),
+]

@@ -1,0 +1,165 @@
+"""Batch inference from a run folder or an artefact: ``torchwise predict`` and ``torchwise.predict``.
+
+The raw inputs go through the run's whole transform (the manifest's ``normalization``), then
+through the model in batches under ``torch.inference_mode()`` (an artefact's own runtime for
+ONNX), and come out as class indices with their probability, or as regression values. The
+timing covers inference only: samples per second over the whole input, and the latency of one
+batch at the 50th and 95th percentile.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from torchwise.errors import DataError
+from torchwise.export.input_files import RawInputs, read_inputs
+from torchwise.export.loading import Predictor, load_predictor
+
+DEFAULT_BATCH_SIZE = 256
+
+
+@dataclass
+class Predictions:
+    """What `predict` returns: per-sample predictions and the speed they were made at."""
+
+    ids: list[str]
+    outputs: torch.Tensor  # the prediction output, one row per sample
+    task: dict[str, Any]
+    labels: torch.Tensor | None
+    seconds: float
+    latencies: list[float]
+    batch_size: int
+
+    @property
+    def classification(self) -> bool:
+        return self.task.get("type") == "classification"
+
+    @property
+    def predictions(self) -> torch.Tensor:
+        """Class indices (classification) or the outputs themselves."""
+        return self.outputs.argmax(-1) if self.classification else self.outputs
+
+    @property
+    def probabilities(self) -> torch.Tensor | None:
+        """The softmax probability of the predicted class."""
+        if not self.classification:
+            return None
+        return torch.softmax(self.outputs.double(), dim=-1).max(-1).values
+
+    @property
+    def accuracy(self) -> float | None:
+        """Share of correct predictions, when the input carried the labels (classification)."""
+        if not self.classification or self.labels is None or not len(self.labels):
+            return None
+        return (self.predictions == self.labels.long()).double().mean().item()
+
+    @property
+    def samples_per_second(self) -> float:
+        return len(self.ids) / self.seconds if self.seconds else math.inf
+
+    def latency_ms(self, percentile: float) -> float:
+        ordered = sorted(self.latencies)
+        index = min(len(ordered) - 1, max(0, math.ceil(percentile / 100 * len(ordered)) - 1))
+        return ordered[index] * 1000
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One record per sample: ``prediction`` and ``probability`` (classification, the class name
+        where the run knows it), or one value per regression output."""
+        if self.classification:
+            classes = self.task.get("classes")
+            return [{"id": i, "prediction": classes[p] if classes else p, "probability": round(q, 6)}
+                    for i, p, q in zip(self.ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
+        columns = self.task.get("targets") or [f"output_{j}" for j in range(self.outputs[0].numel())]
+        values = self.outputs.reshape(len(self.ids), -1).tolist()
+        return [{"id": i, **dict(zip(columns, row, strict=True))} for i, row in zip(self.ids, values, strict=True)]
+
+    def write(self, path: Path) -> None:
+        """``.json``: a list of records; anything else: CSV with a header."""
+        rows = self.rows()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".json":
+            path.write_text(json.dumps(rows, indent=1) + "\n")
+            return
+        import csv
+
+        with path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["id", "prediction"])
+            writer.writeheader()
+            writer.writerows(rows)
+
+    def summary(self) -> dict[str, Any]:
+        return {"samples": len(self.ids), "samples_per_second": round(self.samples_per_second, 1),
+                "latency_p50_ms": round(self.latency_ms(50), 3), "latency_p95_ms": round(self.latency_ms(95), 3),
+                "batch_size": self.batch_size, "accuracy": self.accuracy}
+
+
+def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, out: str | Path | None = None,
+            checkpoint: str = "best") -> Predictions:
+    """Predict with a run folder's model (``checkpoint`` best or last) or an exported artefact.
+
+    ``inputs`` is a file (.csv, .npz, .pt) or an image folder, or raw inputs already in memory (a
+    tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
+    written there (CSV, or JSON for ``.json``).
+    """
+    if batch_size < 1:
+        raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
+    predictor = load_predictor(Path(source), checkpoint=checkpoint)
+    if isinstance(inputs, (str, Path)):
+        raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
+                          target_name=predictor.target_name)
+    else:
+        raw = _in_memory(inputs)
+    result = run_batches(predictor, raw, batch_size=batch_size)
+    if out is not None:
+        result.write(Path(out))
+    return result
+
+
+def run_batches(predictor: Predictor, raw: RawInputs, *, batch_size: int) -> Predictions:
+    """The model over the inputs in batches of ``batch_size`` (the exported size for a static
+    artefact, with the last batch padded), timing each batch."""
+    flat = predictor.model_inputs(raw.inputs)
+    total = len(flat[0])
+    static = predictor.signature.tensors[0].shape[0]
+    step = static or batch_size
+    index = predictor.output_names.index(predictor.task.get("prediction") or predictor.output_names[0])
+    pieces, latencies = [], []
+    if total:  # one sample first, untimed: the first call of a runtime pays its one-off set-up
+        predictor.run([t[:1].expand(static or 1, *t.shape[1:]) for t in flat])
+    started = time.perf_counter()
+    for start in range(0, total, step):
+        chunk = [t[start:start + step] for t in flat]
+        real = len(chunk[0])
+        if static and real < static:  # a fixed-size artefact: pad with copies of the last row
+            chunk = [torch.cat([t, t[-1:].expand(static - real, *t.shape[1:])]) for t in chunk]
+        began = time.perf_counter()
+        output = predictor.run(chunk)[index]
+        latencies.append(time.perf_counter() - began)
+        pieces.append(output[:real])
+    seconds = time.perf_counter() - started
+    outputs = torch.cat(pieces) if pieces else torch.empty(0)
+    return Predictions(ids=raw.ids, outputs=outputs, task=predictor.task, labels=raw.labels, seconds=seconds,
+                       latencies=latencies or [0.0], batch_size=step)
+
+
+def _in_memory(inputs: Any) -> RawInputs:
+    def tensor(value: Any) -> torch.Tensor:
+        return value if isinstance(value, torch.Tensor) else torch.as_tensor(value)
+
+    if isinstance(inputs, dict):
+        converted: Any = {k: tensor(v) for k, v in inputs.items()}
+        count = len(next(iter(converted.values())))
+    elif isinstance(inputs, (tuple, list)) and inputs and not isinstance(inputs[0], (int, float)):
+        converted = tuple(tensor(v) for v in inputs)
+        count = len(converted[0])
+    else:
+        converted = tensor(inputs)
+        count = len(converted)
+    return RawInputs(inputs=converted, ids=[str(i) for i in range(count)])

@@ -1,0 +1,116 @@
+"""Rules about devices: hard-coded CUDA in a script that is meant to run elsewhere too."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, keyword, method
+from torchwise.lint.findings import Hit, Level
+from torchwise.lint.registry import rule
+
+# An `if` on one of these decides whether CUDA is there: `if torch.cuda.is_available():`,
+# `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`.
+_DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device", re.I)
+_CUDA_TENSOR = re.compile(r"^torch\.cuda\.\w*Tensor$")
+
+
+def _defines_device(ctx: FileContext) -> bool:
+    """A ``device`` variable that the script moves things with (``.to(device)``)."""
+    if any(key.rsplit(".", 1)[-1] == "device" for key in ctx.assignments):
+        return True
+    return any(method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device") for c in ctx.calls)
+
+
+def _cuda_only(ctx: FileContext) -> bool:
+    """An NCCL process group with ``torch.cuda.set_device(rank)``: the script cannot run
+    without CUDA, and ``.cuda()`` goes to the rank's own GPU, so it is honest."""
+    names = [ctx.qualname(call.func) or "" for call in ctx.calls]
+    if not any(name.endswith("set_device") for name in names):
+        return False
+    for call in ctx.calls:
+        if (ctx.qualname(call.func) or "").endswith("init_process_group"):
+            backend = keyword(call, "backend") or (call.args[0] if call.args else None)
+            if isinstance(backend, ast.Constant) and backend.value == "nccl":
+                return True
+    return False
+
+
+def _behind_device_check(ctx: FileContext, node: ast.AST) -> bool:
+    """Inside ``if <a CUDA check>:`` (either branch) or ``x if cuda else y``."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, ast.If | ast.IfExp | ast.While):
+            if _DEVICE_CHECK.search(ast.unparse(ancestor.test)):
+                return True
+    return False
+
+
+def _is_cuda_string(node: ast.AST | None) -> bool:
+    """``"cuda"``, ``"cuda:0"``."""
+    return isinstance(node, ast.Constant) and str(node.value).startswith("cuda")
+
+
+def _inside_device_constructor(ctx: FileContext, node: ast.AST) -> bool:
+    """``torch.device("cuda")`` and ``device = "cuda" ...`` define the device; they are fine."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, ast.Call) and (ctx.qualname(ancestor.func) or "") == "torch.device":
+            return True
+        if isinstance(ancestor, ast.Assign):
+            return any((dotted(t) or "").endswith("device") for t in ancestor.targets)
+        if isinstance(ancestor, ast.stmt):
+            return False
+    return False
+
+
+@rule("TW108", Level.WARNING, hint="use .to(device) everywhere; define device once")
+def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
+    """Hard-coded ``.cuda()`` / ``device="cuda"`` in a file that also has a ``device``.
+
+    Why: the script half-follows ``device``: it runs on one GPU but crashes on a CPU-only
+    machine, and under DDP the ``.cuda()`` tensors land on GPU 0 instead of the rank's GPU.
+    Fix: move everything with ``.to(device)`` (and build tensors with ``device=device``).
+    Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
+    ``if`` that mentions cuda/gpu/device, and NCCL scripts that call
+    ``torch.cuda.set_device`` (CUDA-only by design, ``.cuda()`` goes to the rank's GPU).
+    """
+    if not _defines_device(ctx) or _cuda_only(ctx):
+        return
+    for call in ctx.calls:
+        if _behind_device_check(ctx, call):
+            continue
+        if method(call) == "cuda":
+            yield Hit(call, ".cuda() hard-codes the device; this file also uses a device variable")
+        elif method(call) == "to" and call.args and _is_cuda_string(call.args[0]):
+            if not _inside_device_constructor(ctx, call):
+                yield Hit(call, '.to("cuda") hard-codes the device; use .to(device)')
+        for kw in call.keywords:
+            if kw.arg == "device" and _is_cuda_string(kw.value):
+                if not _inside_device_constructor(ctx, call):
+                    yield Hit(kw.value, 'device="cuda" hard-codes the device; use device=device')
+
+
+@rule(
+    "TW128",
+    Level.WARNING,
+    hint="build tensors with torch.zeros(..., device=device) or x.new_zeros(...)",
+)
+def unconditional_cuda_tensor_type(ctx: FileContext) -> Iterator[Hit]:
+    """``torch.cuda.FloatTensor`` (or another ``torch.cuda.*Tensor``) used with no CUDA check.
+
+    Why: the legacy typed constructors exist only with CUDA: on a CPU-only machine the line
+    fails ("type torch.cuda.FloatTensor not available"), and ``x.type(torch.cuda.FloatTensor)``
+    silently copies to GPU 0 whatever the rank.
+    Fix: ``torch.zeros(shape, device=device)`` / ``x.to(device, torch.float32)``; or keep the
+    usual guard ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``.
+    Cannot see: a check made in another function or file (``assert torch.cuda.is_available()``
+    elsewhere) or a script that is CUDA-only on purpose without saying so.
+    """
+    if _cuda_only(ctx):
+        return
+    for node in ctx.nodes:
+        if not isinstance(node, ast.Attribute) or isinstance(ctx.parents.get(node), ast.Attribute):
+            continue
+        name = ctx.qualname(node) or ""
+        if _CUDA_TENSOR.match(name) and not _behind_device_check(ctx, node):
+            yield Hit(node, f"{name} exists only with CUDA and is used here without a CUDA check")

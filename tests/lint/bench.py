@@ -1,0 +1,18 @@
+"""Load a script from benchmarks/ as a module, for tests that share its helpers."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def load(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
