@@ -140,3 +140,27 @@ def test_cli_prints_findings_and_exits_1_on_a_warning(tmp_path):
 def test_a_run_too_short_to_judge_says_so(tmp_path):
     _, diagnosis = train(tmp_path, "short", mlp(10, 32, 4), train={"epochs": 1, "max_steps": 3})
     assert [f["code"] for f in diagnosis["findings"]] == ["too_short"] and diagnosis["healthy"] is True
+
+
+def test_train_prints_the_diagnosis_in_one_line_when_healthy(tmp_path):
+    config = tmp_path / "digits.yaml"
+    config.write_text("data: {source: digits, standardize: true}\nmodel: {name: mlp, kwargs: {hidden: [32]}}\n"
+                      "optim: {lr: 0.003}\ntrain: {epochs: 3, batch_size: 64}\nlog: {progress: off}\n")
+    out = subprocess.run([sys.executable, "-m", "torchwise", "train", str(config), "--run-dir", str(tmp_path / "runs")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    diagnosis = json.loads((tmp_path / "runs" / "digits" / "diagnosis.json").read_text())
+    assert diagnosis["healthy"] is True
+    (line,) = [line for line in out.stdout.splitlines() if line.startswith("diagnosis")]
+    assert line.startswith(f"diagnosis: healthy. {diagnosis['findings'][0]['summary']}")
+
+
+def test_readers_import_no_torch_and_no_user_code(tmp_path):
+    result, _ = train(tmp_path, "read", mlp(10, 32, 4), train={"epochs": 2})
+    code = ("import sys; from pathlib import Path; from torchwise.diagnose.run_diagnosis import diagnose_run; "
+            "from torchwise.runs.report import write_report; "
+            f"diagnose_run(Path({str(result.run_dir)!r})); write_report([Path({str(result.run_dir)!r})]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tests')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

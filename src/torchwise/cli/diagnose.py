@@ -25,5 +25,5 @@ def command(
     if json_output:
         print(json.dumps(diagnosis.to_json(), indent=2))
     else:
-        print(render_diagnosis(diagnosis))
+        print(render_diagnosis(diagnosis, verbose=True))
     raise typer.Exit(0 if diagnosis.healthy else 1)

@@ -49,14 +49,16 @@ class Diagnosis:
         return {"run": self.run, "healthy": self.healthy, "findings": [f.to_json() for f in self.findings]}
 
     def one_line(self) -> str:
-        """What `train` prints when the run is healthy."""
+        """What `train` prints when the run is healthy: one line, notes (info findings) named."""
         first = self.findings[0] if self.findings else None
-        return f"diagnosis: healthy. {first.summary}" if first else "diagnosis: healthy"
+        line = f"diagnosis: healthy. {first.summary}" if first else "diagnosis: healthy"
+        notes = [f.code for f in self.findings[1:]]
+        return line + (f" (notes: {', '.join(notes)}; see torchwise diagnose)" if notes else "")
 
 
-def render_diagnosis(diagnosis: Diagnosis) -> str:
+def render_diagnosis(diagnosis: Diagnosis, *, verbose: bool = False) -> str:
     """Plain text: one line per finding, then why, the evidence and the fix for the others."""
-    if diagnosis.healthy and len(diagnosis.findings) == 1:
+    if diagnosis.healthy and not verbose:
         return diagnosis.one_line()
     lines = [f"diagnosis of {diagnosis.run}:"]
     for finding in diagnosis.findings:

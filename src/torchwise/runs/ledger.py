@@ -10,7 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from torchwise.runs.reader import RunRecord, differing_keys, find_runs, flatten, read_run
+from torchwise.runs.config_keys import differing_keys, flatten
+from torchwise.runs.reader import RunRecord, find_runs, read_run
 
 
 def ledger_rows(folder: Path) -> list[dict[str, Any]]:

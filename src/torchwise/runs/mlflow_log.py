@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from torchwise.errors import ConfigError
-from torchwise.runs.reader import flatten
+from torchwise.runs.config_keys import flatten
 
 MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "interrupted": "KILLED", "failed": "FAILED"}
 

@@ -117,29 +117,3 @@ def find_runs(folder: Path) -> list[Path]:
         return [folder]
     return sorted(p for p in folder.iterdir()
                   if p.is_dir() and ((p / "summary.json").is_file() or (p / "config.yaml").is_file()))
-
-
-def flatten(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"optim": {"lr": 0.1}}`` -> ``{"optim.lr": 0.1}`` (lists and empty dicts stay values)."""
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if isinstance(value, dict) and value:
-            flat.update(flatten(value, f"{prefix}{key}."))
-        else:
-            flat[f"{prefix}{key}"] = value
-    return flat
-
-
-# Keys that differ between any two runs and say nothing about how they trained.
-IGNORED_KEYS = ("name", "base_dir")
-
-
-def differing_keys(configs: list[dict[str, Any]]) -> list[str]:
-    """The dotted config keys whose values are not the same in every run, in config order."""
-    flats = [flatten(c) for c in configs]
-    keys: list[str] = []
-    for flat in flats:
-        keys.extend(k for k in flat if k not in keys)
-    missing = object()
-    return [k for k in keys if k not in IGNORED_KEYS
-            and len({json.dumps(f.get(k, missing), sort_keys=True, default=str) for f in flats}) > 1]
