@@ -54,6 +54,14 @@ class RunLocked(TorchwiseError):
     """Another live process is writing this run folder (it holds the folder's `.lock`)."""
 
 
+class TrustError(TorchwiseError):
+    """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
+
+
+class UntrustedRunError(TorchwiseError):
+    """A run folder this user did not sign names code to import, and the user has not accepted it."""
+
+
 class RunFailed(TorchwiseError):
     """A run started but could not finish (non-finite loss, out of memory at micro-batch 1)."""
 

@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "diagnose": "torchwise.cli.diagnose",
     "summary": "torchwise.cli.summary",
     "report": "torchwise.cli.report",
+    "trust": "torchwise.cli.trust",
 }
 
 
