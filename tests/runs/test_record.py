@@ -109,10 +109,13 @@ HOLDER = textwrap.dedent("""
 
 
 def test_a_second_process_cannot_resume_a_run_another_process_holds(tmp_path):
-    cfg = quiet_config(train={"max_steps": 3, "epochs": 100, "batch_size": 10}, checkpoint={"enabled": True})
-    run_dir = torchwise.fit(torch.nn.Linear(6, 3), tiny_classification(), config=cfg, runs_dir=tmp_path).run_dir
-    config = run_dir / "config.yaml"
-    config.write_text(config.read_text().replace("source: python", "source: digits"))
+    config = tmp_path / "held.yaml"
+    config.write_text("data: {source: digits}\nmodel: {name: linear}\ntrain: {max_steps: 3, batch_size: 32}\n"
+                      "log: {progress: off}\n")
+    trained = subprocess.run([sys.executable, "-m", "torchwise", "train", str(config), "--run-dir", str(tmp_path)],
+                             capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr
+    run_dir = tmp_path / "held"
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(run_dir)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     try:
