@@ -66,7 +66,7 @@ def test_data_wait_is_most_of_the_step_when_getitem_is_slow(tmp_path):
 def test_resumed_run_sums_the_wall_time_of_its_segments(tmp_path):
     cfg = quiet_config(train={"max_steps": 4, "epochs": 100, "batch_size": 10}, checkpoint={"enabled": True})
     first = torchwise.fit(torch.nn.Linear(6, 3), tiny_classification(), config=cfg, runs_dir=tmp_path)
-    second = torchwise.fit(torch.nn.Linear(6, 3), tiny_classification(), config=cfg, resume=first.run_dir,
+    second = torchwise.fit(torch.nn.Linear(6, 3), tiny_classification(), resume=first.run_dir,
                            overrides=["train.max_steps=8"])
     summary = json.loads((second.run_dir / "summary.json").read_text())
     segments = summary["segments"]
