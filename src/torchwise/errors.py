@@ -66,8 +66,8 @@ class TrustError(TorchwiseError):
     """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
 
 
-class UntrustedRunError(TorchwiseError):
-    """A run folder this user did not sign names code to import, and the user has not accepted it."""
+class UntrustedCodeError(TorchwiseError):
+    """A run folder or artefact this user did not sign would run code, and the user has not accepted it."""
 
 
 class RunFailed(TorchwiseError):

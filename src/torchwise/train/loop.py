@@ -32,6 +32,7 @@ from torch.utils.data import DataLoader
 from torchwise.config import RunConfig
 from torchwise.data.batch import call_model, count_samples, output_logits, split_batch, to_device
 from torchwise.data.loaders import EpochSampler, start_epoch
+from torchwise.data.streams import batches_in_epoch, is_stream, step_based
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
 from torchwise.train.grad_stats import after_step, before_step, layer_names
@@ -40,39 +41,50 @@ from torchwise.train.optim import set_lr, steps_on_metric
 from torchwise.train.schedules import lr_factor
 
 
-def batches_per_epoch(loader: DataLoader) -> int:
-    """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume)."""
+def batches_per_epoch(loader: DataLoader) -> int | None:
+    """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume);
+    None for a stream of unknown length."""
     sampler = loader.sampler
     if isinstance(sampler, EpochSampler) and loader.batch_size:
         return math.ceil(sampler.size / loader.batch_size)
-    return len(loader)
+    return batches_in_epoch(loader)
 
 
-def planned_steps(cfg: RunConfig, loader: DataLoader) -> int:
-    """Total optimizer steps of the run: what the schedule spans."""
-    per_epoch = math.ceil(batches_per_epoch(loader) / cfg.train.accumulate)
-    by_epochs = per_epoch * cfg.train.epochs if cfg.train.epochs else None
-    return min(s for s in (by_epochs, cfg.train.max_steps) if s is not None)
+def planned_steps(cfg: RunConfig, loader: DataLoader) -> int | None:
+    """Total optimizer steps of the run: what the schedule spans. None: a stream of unknown length
+    trained by epochs (its schedule cannot span the run; `streams.check_schedule` says so first)."""
+    if step_based(cfg, loader):
+        return cfg.train.max_steps
+    batches = batches_per_epoch(loader)
+    by_epochs = math.ceil(batches / cfg.train.accumulate) * cfg.train.epochs if batches and cfg.train.epochs else None
+    limits = [s for s in (by_epochs, cfg.train.max_steps) if s is not None]
+    return min(limits) if limits else None
+
+
+def epoch_limit(cfg: RunConfig, loader: DataLoader) -> int | None:
+    """Epochs the run may take: none for a stream with max_steps (the run is step-based)."""
+    return None if step_based(cfg, loader) else cfg.train.epochs
 
 
 def train(ctx: LoopContext, state: LoopState) -> LoopState:
     """Run epochs until max epochs/steps, early stop, an interrupt or a failure."""
     cfg = ctx.cfg
-    total_steps = planned_steps(cfg, ctx.train_loader)
-    steps_in_epoch = math.ceil(batches_per_epoch(ctx.train_loader) / cfg.train.accumulate)
+    total_steps, epochs = planned_steps(cfg, ctx.train_loader), epoch_limit(cfg, ctx.train_loader)
+    batches = batches_per_epoch(ctx.train_loader)
+    steps_in_epoch = math.ceil(batches / cfg.train.accumulate) if batches is not None else None  # None: a stream
     log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
     running_samples, clock = 0, time.perf_counter()
     # Host seconds spent waiting for batches vs in whole steps, over the open log window:
     # timestamps only, no device sync (the step already reads its loss from the device).
     data_wait, step_time, window_steps = 0.0, 0.0, 0
-    while not finished(cfg, state, total_steps):
-        epoch = state.epoch
-        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
+    while not finished(state, total_steps=total_steps, epochs=epochs):
+        epoch, first_step = state.epoch, state.step
+        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch, seed=cfg.train.seed)
         ctx.model.train()
         batches = iter(ctx.train_loader)
-        ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs, total_steps=steps_in_epoch)
+        ctx.progress.start_epoch(epoch, epochs=epochs, total_steps=steps_in_epoch)
         exhausted = False
-        while state.step < total_steps and not ctx.stop_requested:
+        while not reached(state.step, total_steps) and not ctx.stop_requested:
             fetch_start = time.perf_counter()
             window = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to)  # 1.
             fetched = time.perf_counter()
@@ -119,8 +131,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                                      "samples_per_second": round(speed, 1),
                                      "data_wait": round(data_wait / window_steps, 6),
                                      "step_time": round(step_time / window_steps, 6)})
-                ctx.progress.update(steps=state.step % steps_in_epoch or steps_in_epoch, loss=mean_loss,
-                                    lr=lr, samples_per_second=speed)
+                # a stream has no steps per epoch: count this epoch's steps since it started
+                done = (state.step % steps_in_epoch or steps_in_epoch) if steps_in_epoch else state.step - first_step
+                ctx.progress.update(steps=done, loss=mean_loss, lr=lr, samples_per_second=speed)
                 state.log_loss_sum, state.log_loss_count = 0.0, 0
                 running_samples, clock = 0, now
                 data_wait, step_time, window_steps = 0.0, 0.0, 0
@@ -131,7 +144,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                     return state
             if ctx.checkpoints and every_n and state.step % every_n == 0:  # 11. checkpoint
                 ctx.checkpoints.save_last(ctx, state)
-        epoch_done = exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset)
+        # A stream's epoch ends only when it runs out; a dataset's when its samples are used.
+        epoch_done = exhausted or (not is_stream(ctx.train_loader)
+                                   and state.samples_in_epoch >= len(ctx.train_loader.dataset))
         if ctx.stop_requested and not epoch_done:  # stopped mid-epoch: no epoch-end work
             return interrupted(ctx, state)
         if epoch_done:
@@ -156,8 +171,12 @@ def skipped_step(ctx: LoopContext, state: LoopState) -> None:
                         hint="lower optim.lr, enable clipping, or check the data for NaN")
 
 
-def finished(cfg: RunConfig, state: LoopState, total_steps: int) -> bool:
-    return state.step >= total_steps or (cfg.train.epochs is not None and state.epoch >= cfg.train.epochs)
+def finished(state: LoopState, *, total_steps: int | None, epochs: int | None) -> bool:
+    return reached(state.step, total_steps) or (epochs is not None and state.epoch >= epochs)
+
+
+def reached(step: int, total_steps: int | None) -> bool:
+    return total_steps is not None and step >= total_steps
 
 
 def next_window(batches: Iterator, accumulate: int, device: torch.device, *,
