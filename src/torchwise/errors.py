@@ -58,6 +58,10 @@ class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
 
 
+class RunLocked(TorchwiseError):
+    """Another live process is writing this run folder (it holds the folder's `.lock`)."""
+
+
 class TrustError(TorchwiseError):
     """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
 

@@ -33,6 +33,7 @@ from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.record import earlier_segments, segment, timing
 from torchwise.runs.snapshot import restore_snapshot, take_snapshot
 from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
@@ -122,7 +123,9 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         record_config(run, cfg)
     training_started = False
     started = time.time()
-    summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
+    earlier = earlier_segments(run.path) if resume_dir is not None else []  # a resumed run's past segments
+    summary: dict[str, Any] = {"status": "running", "name": run.path.name,
+                               **timing([*earlier, segment(started=started, finished=None, status="running")])}
     run.write_summary(summary)
     view = make_progress(progress or cfg.log.progress)
     state = LoopState()
@@ -130,6 +133,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     try:
         if cfg.log.tensorboard:
             run.enable_tensorboard()
+        if cfg.log.mlflow:
+            run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
                             objects=objects)
         if resume_dir is not None:
@@ -154,13 +159,25 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         view.close()
         done_before = summary.get("resumed_samples", 0)
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
+        summary.update(timing([*earlier, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
+        write_diagnosis(run)
         run.close()
         if summary["status"] == "failed" and resume_dir is not None and not training_started:
             restore_snapshot(before)  # a refused resume changes nothing in the run folder
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def write_diagnosis(run: RunFolder) -> None:
+    """diagnosis.json: what `torchwise diagnose` finds in the finished run (never fails the run)."""
+    from torchwise.diagnose.run_diagnosis import diagnose_run
+
+    try:
+        run.write_json("diagnosis.json", diagnose_run(run.path).to_json())
+    except Exception as err:  # a bug in the diagnosis must not turn a finished run into a crash
+        run.log_event("diagnosis_failed", reason=f"{type(err).__name__}: {err}")
 
 
 def record_config(run: RunFolder, cfg: RunConfig) -> None:
@@ -389,7 +406,10 @@ def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
 
 def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
                    samples_before: int = 0) -> dict[str, Any]:
-    """The closing summary; speed counts the samples of this process only (after a resume too)."""
+    """The closing summary; speed counts the samples of this process only (after a resume too).
+
+    ``wall_seconds`` here is this process's; the caller replaces it with the run's total.
+    """
     wall = time.time() - started
     summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
                                "steps": state.step, "samples": state.samples_total,
