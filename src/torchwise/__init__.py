@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     # not "lint": that name is the torchwise.lint subpackage
     "lint_paths": "torchwise.lint.engine:lint_paths",
     # not "export": that name is the torchwise.export subpackage
+    "export_run": "torchwise.export.exporter:export_run",
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
 }

@@ -18,6 +18,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "export": "torchwise.cli.export",
+    "predict": "torchwise.cli.predict",
 }
 
 
