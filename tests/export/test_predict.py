@@ -67,6 +67,18 @@ def test_csv_by_name_applies_the_transform_and_reports_accuracy(artefact, tmp_pa
     assert summary["samples"] == 32 and summary["latency_p95_ms"] >= summary["latency_p50_ms"] > 0
 
 
+def test_text_labels_are_read_through_the_class_names(artefact, tmp_path):
+    model, path, raw = artefact
+    names = [["a", "b", "c", "d"][i] for i in expected(model, raw).argmax(1).tolist()]
+    write_csv(tmp_path / "in.csv", ["f0", "f1", "f2", "label"], [[*r, n] for r, n in zip(raw.tolist(), names,
+                                                                                      strict=True)])
+    assert predict(path, tmp_path / "in.csv").accuracy == 1.0
+    names[0] = "not a class"
+    write_csv(tmp_path / "in.csv", ["f0", "f1", "f2", "label"], [[*r, n] for r, n in zip(raw.tolist(), names,
+                                                                                      strict=True)])
+    assert predict(path, tmp_path / "in.csv").accuracy is None
+
+
 def test_csv_without_header_is_positional(artefact, tmp_path):
     model, path, raw = artefact
     write_csv(tmp_path / "in.csv", None, raw.tolist())
@@ -189,14 +201,14 @@ def test_predict_keeps_up_with_a_hand_written_loop(tmp_path):
     module = torch.export.load(result.path).module()
     raw = torch.randn(20_000, 64)
 
-    def hand() -> None:
+    def hand() -> tuple[torch.Tensor, torch.Tensor]:
         with torch.inference_mode():
             logits = torch.cat([module(raw[i:i + 256]) for i in range(0, len(raw), 256)])
-        logits.argmax(1), torch.softmax(logits.double(), 1).max(1).values
+        return logits.argmax(1), torch.softmax(logits.double(), 1).max(1).values
 
-    def ours() -> None:
+    def ours() -> tuple[torch.Tensor, torch.Tensor]:
         got = run_batches(predictor, RawInputs(inputs=raw, ids=[""] * len(raw)), batch_size=256)
-        got.predictions, got.probabilities
+        return got.predictions, got.probabilities
 
     best = {hand: float("inf"), ours: float("inf")}
     threads = torch.get_num_threads()

@@ -114,7 +114,7 @@ def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_
     predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model)
     if isinstance(inputs, (str, Path)):
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
-                          target_name=predictor.target_name)
+                          target_name=predictor.target_name, classes=predictor.task.get("classes"))
     else:
         raw = _in_memory(inputs)
     result = run_batches(predictor, raw, batch_size=batch_size)
