@@ -13,6 +13,8 @@ MODULES = [
     "torchwise.config",
     "torchwise.errors",
     "torchwise.targets",
+    "torchwise.target_files",
+    "torchwise.runs.trust",
     "torchwise.reproducibility",
     "torchwise.data.loaders",
     "torchwise.data.batch",

@@ -50,6 +50,14 @@ class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
 
 
+class TrustError(TorchwiseError):
+    """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
+
+
+class UntrustedRunError(TorchwiseError):
+    """A run folder this user did not sign names code to import, and the user has not accepted it."""
+
+
 class RunFailed(TorchwiseError):
     """A run started but could not finish (non-finite loss, out of memory at micro-batch 1)."""
 

@@ -118,3 +118,44 @@ def test_multilabel_from_yaml(tmp_path):
                                  "train": {"epochs": 12, "batch_size": 20}, "optim": {"lr": 0.01}})
     final = json.loads((run / "summary.json").read_text())["final"]
     assert final["val_f1"] > 0.85 and 0.5 < final["val_exact_match"] <= final["val_f1"] + 0.2
+
+
+HF_STYLE = '''
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class Samples(torch.utils.data.Dataset):
+    def __init__(self, n=256, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.ids = torch.randint(0, 5, (n, 12), generator=g)
+        self.labels = ((self.ids == 1).sum(1) > (self.ids == 2).sum(1)).long()
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "labels": self.labels[i]}
+
+
+class Classifier(nn.Module):
+    def __init__(self, width=16):
+        super().__init__()
+        self.embed, self.head = nn.Embedding(5, width), nn.Linear(width, 2)
+
+    def forward(self, input_ids, labels=None):
+        logits = self.head(self.embed(input_ids).mean(1))
+        return {"loss": F.cross_entropy(logits, labels) if labels is not None else None, "logits": logits}
+'''
+
+
+def test_hf_style_dict_samples_and_a_model_with_its_own_loss_from_yaml(tmp_path):
+    (tmp_path / "hfstyle.py").write_text(HF_STYLE)
+    run = train(tmp_path, "hf", {"data": {"source": "target", "target": "hfstyle:Samples", "kwargs": {"n": 320}},
+                                 "model": {"target": "hfstyle:Classifier"},
+                                 "train": {"epochs": 8, "batch_size": 32}, "optim": {"lr": 0.05},
+                                 "log": {"progress": "off", "every_n_steps": 1}, "checkpoint": {"enabled": False}})
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["samples"] == 8 * 256  # 320 minus the 20% validation split, per epoch
+    assert losses(run)[-1] < 0.6 * losses(run)[0] and summary["final"]["val_accuracy"] > 0.8

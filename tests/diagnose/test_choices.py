@@ -155,3 +155,40 @@ def test_rgba_against_rgb_normalisation_is_named_from_4_and_3():
         " non-singleton dimension 3"
     )
     assert "RGBA" not in other and "odd image" in other
+
+
+def test_a_torchrun_summary_points_at_the_ranks_own_error():
+    # github.com/yangjianxin1/Firefly/issues/32: the rank's exception sits above the summary
+    log = (
+        "Exception: expected value at line 1 column 1\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0"
+        " (pid: 24024) of binary: /opt/conda/bin/python\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/bin/torchrun", line 33, in <module>\n'
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+    )
+    explanation = explain(log)
+    assert explanation.id == "child-failed"
+    assert "local rank 0 exited with code 1" in explanation.title
+    assert "printed above the summary: Exception: expected value at line 1 column 1" in explanation.meaning
+
+
+def test_a_known_error_in_a_rank_beats_the_torchrun_summary_after_it():
+    log = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        "E1130 failed (exitcode: 1) local_rank: 1 (pid: 4242) of binary: /usr/bin/python\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+    )
+    assert explain(log).id == "cuda-out-of-memory"
+
+
+def test_kernel_assertion_lines_alone_are_read():
+    # github.com/Peterande/D-FINE/issues/125: the log was cut before "device-side assert triggered"
+    log = (
+        "../aten/src/ATen/native/cuda/IndexKernel.cu:93: operator(): block: [550,0,0], thread:"
+        ' [57,0,0] Assertion `-sizes[i] <= index && index < sizes[i] && "index out of bounds"` failed.\n'
+        "Traceback (most recent call last):\n"
+    )
+    explanation = explain(log)
+    assert explanation.id == "device-side-assert"
+    assert "index is out of range" in explanation.title and "CUDA_LAUNCH_BLOCKING=1" in explanation.fix

@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 from torchwise.lint.config import LintConfig
-from torchwise.lint.engine import lint_source
+from torchwise.lint.engine import lint_paths, lint_source
 
 
 def found(source: str, code: str) -> list[int]:
@@ -379,3 +379,55 @@ def test_from_pretrained_models_start_in_eval_mode():
                 outputs = model(input_ids=batch["input_ids"])
     """
     assert found(source, "TW103") == []
+
+
+def test_gradients_set_by_hand_need_no_backward():
+    """timm's optimizer tests: ``param.grad = torch.ones_like(param)`` then ``step()``."""
+    source = """
+        for _ in range(2):
+            param.grad = torch.ones_like(param)
+            reference_optimizer.step()
+        for _ in range(2):
+            reference_optimizer.step()
+    """
+    assert found(source, "TW102") == [6]
+
+
+def test_a_weights_file_is_not_read_as_another_functions_checkpoint():
+    """accelerate fsdp_utils: ``state_dict = get_state(model); torch.save(state_dict, f)``,
+    while another function builds a dict under the same name."""
+    source = """
+        optimizer = torch.optim.AdamW(model.parameters())
+
+        def save_weights(model, path):
+            state_dict = get_model_state_dict(model)
+            torch.save(state_dict, path)
+
+        def save_checkpoint(model, path):
+            state_dict = {"model": model.state_dict(), "epoch": 3}
+            torch.save(state_dict, path)
+    """
+    assert found(source, "TW119") == [10]
+
+
+def test_eval_mode_not_asked_for_a_mode_free_model_in_the_file_beside(tmp_path):
+    """pytorch/examples super_resolution: ``from model import Net``, convs and ReLUs only."""
+    (tmp_path / "model.py").write_text(
+        "import torch.nn as nn\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(1, 64, 5)\n"
+        "        self.relu = nn.ReLU()\n"
+    )
+    train = (
+        "from model import Net\n"
+        "model = Net().to(device)\n"
+        "with torch.no_grad():\n"
+        "    for batch in testing_data_loader:\n"
+        "        model(batch)\n"
+    )
+    (tmp_path / "main.py").write_text(train)
+    assert [f.code for f in lint_paths([tmp_path / "main.py"], select=["TW103"])] == []
+    (tmp_path / "model.py").write_text((tmp_path / "model.py").read_text().replace("nn.ReLU()", "nn.Dropout()"))
+    assert [f.line for f in lint_paths([tmp_path / "main.py"], select=["TW103"])] == [4]

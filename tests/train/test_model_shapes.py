@@ -300,3 +300,51 @@ def test_plain_list_of_numpy_samples(tmp_path):
         x = torch.tensor(features[90:], dtype=torch.float32)
         expected = (model(x).argmax(1) == torch.tensor([s[1] for s in samples[90:]])).float().mean().item()
     assert abs(result.summary["final"]["val_accuracy"] - expected) < 1e-6
+
+
+# --- the out-of-memory split cuts every leaf of a dict batch, strings included -------------------
+
+class NamedSamples(Dataset):
+    def __init__(self) -> None:
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randn(96, 6, generator=g)
+        self.y = (self.x[:, 0] > 0).long()
+
+    def __len__(self) -> int:
+        return 96
+
+    def __getitem__(self, i: int) -> dict:
+        return {"features": self.x[i], "name": f"sample-{i}", "labels": self.y[i]}
+
+
+class SmallBatchesOnly(nn.Module):
+    """Raises torch.OutOfMemoryError, as CUDA would, above ``limit`` samples; checks the names
+    stayed aligned with the features they belong to."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 2))
+        self.limit = limit
+
+    def forward(self, features: torch.Tensor, name: list[str], labels: torch.Tensor) -> dict:
+        assert len(name) == len(features)
+        if self.training and len(features) > self.limit:
+            raise torch.OutOfMemoryError(f"CUDA out of memory. Tried to allocate {len(features)} MiB")
+        logits = self.net(features)
+        return {"loss": F.cross_entropy(logits, labels), "logits": logits}
+
+
+def test_out_of_memory_split_of_dict_batches_equals_planned_accumulation(tmp_path):
+    model = SmallBatchesOnly(limit=8)
+    result = torchwise.fit(model, NamedSamples(), runs_dir=tmp_path, config=quiet_config(
+        train={"batch_size": 32, "epochs": 2}))
+    retries = [e for e in events(result.run_dir) if e["event"] == "oom_retry"]
+    assert [e["micro_batch"] for e in retries] == [[32, 16], [16, 8]]
+    assert result.summary["samples"] == 2 * 96
+    planned = SmallBatchesOnly(limit=8)
+    expected = torchwise.fit(planned, NamedSamples(), runs_dir=tmp_path, config=quiet_config(
+        train={"batch_size": 8, "accumulate": 4, "epochs": 2}))
+    assert step_losses(result.run_dir) == step_losses(expected.run_dir)
+    for key, value in planned.state_dict().items():
+        assert torch.equal(model.state_dict()[key], value), key

@@ -155,6 +155,16 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
         return _load_folder(newer, map_location)
 
 
+def read_meta(directory: Path) -> dict[str, Any]:
+    """The checkpoint's meta.json, checksum verified, without reading the tensor files: what a
+    caller checks (config hash, step) before it builds anything."""
+    path = find_checkpoint(Path(directory))
+    if path is None:
+        raise CheckpointError(f"there is no checkpoint at {directory}", hint="check the run folder, or start a new run")
+    document = _read_meta(path / META_FILE)
+    return {key: value for key, value in document.items() if key not in ("training_state", "meta_sha256")}
+
+
 def verify_checkpoint(directory: Path) -> None:
     """All the checks of `load_checkpoint`; raises `CheckpointError` or returns None.
 

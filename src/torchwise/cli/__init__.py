@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "lint": "torchwise.cli.lint",
     "export": "torchwise.cli.export",
     "predict": "torchwise.cli.predict",
+    "trust": "torchwise.cli.trust",
 }
 
 

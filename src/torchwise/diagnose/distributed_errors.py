@@ -104,6 +104,52 @@ def _watchdog(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# What a worker's exit code says when torchrun reports it (negative: killed by that signal).
+EXIT_CODES = {
+    "-9": ("was killed (SIGKILL): most often the machine ran out of RAM and the kernel's"
+           " out-of-memory killer stopped it, or a job scheduler did",
+           "use less host memory per rank (smaller batch, fewer DataLoader workers, load data"
+           " lazily); dmesg | grep -i kill shows the OOM killer"),
+    "-6": ("aborted (SIGABRT) in native code: a CUDA or NCCL error, or a failed C++ check",
+           "read that rank's output above the summary for the CUDA/NCCL message; a smaller"
+           " batch helps when it is GPU memory"),
+    "-7": ("died of a bus error (SIGBUS): shared memory (/dev/shm) ran out",
+           "give the container more shared memory (--shm-size=8g or --ipc=host)"),
+    "-11": ("crashed with a segmentation fault in native code",
+            "run one process (python train.py) to get a traceback, and check the versions of"
+            " compiled extensions"),
+}
+
+
+def _child_failed(match: re.Match[str], text: str) -> Explanation:
+    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
+    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)")
+    who = f"local rank {rank}" if rank else "a worker"
+    summary = text.find("failed (exitcode") if "failed (exitcode" in text else text.find("ChildFailedError")
+    before = [line.strip() for line in text[: max(summary, 0)].splitlines()]
+    own = next((line for line in reversed(before) if re.match(r"[\w.]*(?:Error|Exception)\b.*:", line)), None)
+    if code in EXIT_CODES:
+        cause, fix = EXIT_CODES[code]
+        cause = f"The process {cause}."
+    else:
+        cause = "The script raised an exception in that process; torchrun only reports that it exited."
+        fix = "read that rank's own traceback, printed above the summary"
+    seen = f" That rank's own error, printed above the summary: {own}" if own else ""
+    return answer(
+        title=f"torchrun: {who} exited with code {code}; the real error is that rank's own",
+        meaning=(
+            "ChildFailedError is torchrun's summary that a worker process ended; it is not the"
+            f" error itself.{seen}"
+        ),
+        cause=cause,
+        fix=(
+            f"{fix[:1].upper()}{fix[1:]}. The 'Root Cause (first observed failure)' block names"
+            " the rank that failed first; running the script as one process (python train.py,"
+            " or torchrun --nproc-per-node 1) shows its error plainly."
+        ),
+    )
+
+
 def _port_in_use(match: re.Match[str], text: str) -> Explanation:
     port = match.group(1) or match.group(2) or fact(text, r"(?:port:? |\]:)(\d{2,5})\b") or "29500"
     return answer(
@@ -125,6 +171,29 @@ def _port_in_use(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _nccl_system(match: re.Match[str], text: str) -> Explanation:
+    last = fact(text, r"Last error:\s*\n\s*(\S[^\n]*)")
+    network = bool(last and re.search(r"socket|Connect|route|refused|timed out", last))
+    seen = f" NCCL's last error: {last.strip()}" if last else ""
+    return answer(
+        title="NCCL failed in a system call (ncclSystemError)",
+        meaning=(
+            "A socket, shared-memory or library call inside NCCL failed while setting up or"
+            " running a collective." + seen
+        ),
+        cause=(
+            "NCCL uses a network interface the ranks cannot reach each other on (a docker or"
+            " virtual interface, a firewall)" + (", as the connect error shows" if network else "")
+            + "; or containers with too little shared memory; or a broken InfiniBand setup."
+        ),
+        fix=(
+            "Run once with NCCL_DEBUG=INFO to see the call that failed. Name the interface the"
+            " hosts share: NCCL_SOCKET_IFNAME=eth0 (ip addr lists them); in docker use --ipc=host"
+            " or a large --shm-size; to rule out InfiniBand try NCCL_IB_DISABLE=1."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-not-initialized",
@@ -140,6 +209,17 @@ KNOWN: list[KnownError] = [
         "nccl-watchdog-timeout",
         r"Watchdog caught collective operation timeout: WorkNCCL\(([^)]*\))\)?",
         _watchdog,
+    ),
+    known(
+        "nccl-system-error",
+        r"NCCL error(?: in: \S+)?,? unhandled system error|ncclSystemError",
+        _nccl_system,
+    ),
+    known(
+        "child-failed",
+        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank: \d+",
+        _child_failed,
+        generic=True,
     ),
     known(
         "port-in-use",

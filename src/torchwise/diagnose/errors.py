@@ -7,8 +7,8 @@ reads the numbers out of the message. The entries live in small files by family:
 ``code_errors`` (model code, state dicts, devices, dtypes), ``loss_errors`` (input vs target),
 ``shape_errors`` (layer input shapes), ``autograd_errors``, ``worker_errors`` (DataLoader
 workers), ``distributed_errors``, ``compile_errors`` (compile, export, ONNX),
-``runtime_errors`` (GPU memory, kernels, libraries) and ``setup_errors`` (the install and the
-machine). No torch import.
+``runtime_errors`` (GPU memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers,
+the machine) and ``install_errors`` (importing torch and compiled extensions). No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
 >>> e.title
@@ -26,6 +26,7 @@ from torchwise.diagnose import (
     code_errors,
     compile_errors,
     distributed_errors,
+    install_errors,
     loss_errors,
     runtime_errors,
     setup_errors,
@@ -44,6 +45,7 @@ KNOWN: list[KnownError] = [
     *compile_errors.KNOWN,
     *runtime_errors.KNOWN,
     *setup_errors.KNOWN,
+    *install_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".

@@ -66,6 +66,11 @@ ASSERTIONS = (
         " or an ignore value other than -100)",
     ),
     (
+        r"index out of bounds|-sizes\[i\] <= index && index < sizes\[i\]",
+        "a tensor index is out of range (x[idx], gather or scatter with an index >= the size)",
+        "check the index tensor: assert idx.min() >= -n and idx.max() < n for the indexed size n",
+    ),
+    (
         r"input_val >= zero && input_val <= one",
         "BCELoss got values outside [0, 1] (raw logits, or NaN)",
         "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
@@ -178,6 +183,40 @@ def _mps_missing(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _mps_memory(match: re.Match[str], text: str) -> Explanation:
+    allocated, other, allowed, tried = match.groups()
+    others = (
+        " Other allocations are larger than torch's own: other programs (or another model in"
+        " the same process) hold the shared memory."
+        if _gib(other) > _gib(allocated)
+        else ""
+    )
+    return answer(
+        title=(
+            f"The MPS device (Apple GPU) ran out of memory: {allocated} allocated, {other} other,"
+            f" {allowed} allowed"
+        ),
+        meaning=(
+            f"torch on MPS may use up to {allowed} of the unified memory; {allocated} is held by"
+            f" torch and {other} by everything else, so {tried or 'the next allocation'} did not fit.{others}"
+        ),
+        cause="The model, batch or image size needs more memory than this Mac lets the GPU use.",
+        fix=(
+            "Use a smaller batch, image size or model, or half precision (torch.float16); free"
+            " what you no longer need (del tensors, torch.mps.empty_cache()); close other"
+            " GPU-heavy programs. PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts the cap: set it in"
+            " the shell before starting Python (export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0), not"
+            " as a function argument; the system may then swap or freeze."
+        ),
+    )
+
+
+def _gib(amount: str) -> float:
+    """``"5.56 GB"`` / ``"563.62 MiB"`` in GiB, to compare two amounts from one message."""
+    number, unit = amount.split()
+    return float(number) / (1024 if unit.upper().startswith("M") else 1)
+
+
 def _mps_float64(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="The MPS device (Apple GPU) has no float64",
@@ -254,7 +293,12 @@ KNOWN: list[KnownError] = [
         r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
         _out_of_memory,
     ),
-    known("device-side-assert", r"device-side assert triggered", _device_assert, generic=True),
+    known(
+        "device-side-assert",
+        r"device-side assert triggered|\.cu:\d+: [\w()]+: block: \[[\d,]+\], thread: \[[\d,]+\] Assertion",
+        _device_assert,
+        generic=True,
+    ),
     known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
     known(
         "cuda-kernel-failure",
@@ -286,4 +330,10 @@ KNOWN: list[KnownError] = [
         _mps_missing,
     ),
     known("mps-float64", r"Cannot convert a MPS Tensor to float64 dtype", _mps_float64),
+    known(
+        "mps-out-of-memory",
+        r"MPS backend out of memory \(MPS allocated: ([\d.]+ \w+), other allocations: ([\d.]+ \w+),"
+        r" max allowed: ([\d.]+ \w+)\)\.(?: Tried to allocate ([\d.]+ \w+))?",
+        _mps_memory,
+    ),
 ]

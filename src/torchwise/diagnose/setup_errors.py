@@ -231,49 +231,6 @@ def _driver_insufficient(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
-    path, symbol, version = match.group(1), match.group(2), match.group(3)
-    parts = path.replace("\\", "/").split("/")
-    where = "/".join(parts[-2:])
-    if "/torch/lib/" in path.replace("\\", "/"):
-        needed = f" from {version}" if version else ""
-        return answer(
-            title=f"torch's own {parts[-1]} found the wrong {version or 'system'} library",
-            meaning=(
-                f"Loading {parts[-1]} needs {symbol}{needed}; the copy of that library the"
-                " loader found first lacks it."
-            ),
-            cause=(
-                "A CUDA installed on the system (or another environment) comes first on"
-                " LD_LIBRARY_PATH and shadows the libraries that torch's wheel brings."
-            ),
-            fix=(
-                "Start Python without the system CUDA on the search path (unset"
-                " LD_LIBRARY_PATH, or remove /usr/local/cuda*/lib64 from it); LD_DEBUG=libs"
-                " python -c 'import torch' shows which file was picked. Reinstall torch if its"
-                " own libraries are missing."
-            ),
-        )
-    return answer(
-        title=f"The compiled extension {where} was built for another torch",
-        meaning=(
-            f"{where} links against torch's C++ library and needs {symbol}, which the installed"
-            " torch does not export: C++ extensions only load with the exact torch (and CUDA)"
-            " they were compiled against."
-        ),
-        cause=(
-            "torch was upgraded or reinstalled after the extension was installed, or a prebuilt"
-            " wheel for another torch was picked."
-        ),
-        fix=(
-            "Reinstall the extension for the installed torch: pip install --force-reinstall"
-            " --no-cache-dir <package> (from the wheel index matching your torch and CUDA), or"
-            " rebuild it from source in this environment (pip install --no-build-isolation .);"
-            " or install the torch it was built for."
-        ),
-    )
-
-
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
@@ -285,11 +242,6 @@ KNOWN: list[KnownError] = [
         "driver-insufficient",
         r"CUDA driver version is insufficient for CUDA runtime version",
         _driver_insufficient,
-    ),
-    known(
-        "undefined-symbol",
-        r"(\S+\.so[.\d]*): undefined symbol: (\w+)(?:, version (\S+))?",
-        _undefined_symbol,
     ),
     known("torch-not-compiled-with-cuda", r"Torch not compiled with CUDA enabled", _not_compiled),
     known(

@@ -297,6 +297,22 @@ def _embedding(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _empty_reduction(match: re.Match[str], text: str) -> Explanation:
+    function = match.group(1) or "a reduction"
+    return answer(
+        title=f"{function} over an empty tensor",
+        meaning=f"{function} has no value to return for a tensor with no elements (max of nothing is undefined).",
+        cause=(
+            "The tensor is empty at this point: no detections above the score threshold, a"
+            " mask or filter that selected nothing, or an empty batch."
+        ),
+        fix=(
+            "Guard the reduction: if t.numel() == 0: skip this sample (or return a default);"
+            " then find out why it is empty."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "size-mismatch",
@@ -354,4 +370,10 @@ KNOWN: list[KnownError] = [
         _view,
     ),
     known("embedding-index", r"index out of range in self", _embedding),
+    known(
+        "empty-reduction",
+        r"cannot perform reduction function (\w+) on tensor with no elements"
+        r"|Expected reduction dim \d+ to have non-zero size",
+        _empty_reduction,
+    ),
 ]

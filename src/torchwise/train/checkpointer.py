@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from torchwise.config import RunConfig
 from torchwise.reproducibility import capture_rng_state
+from torchwise.runs.trust import sign_run
 
 if TYPE_CHECKING:
     from torchwise.train.context import LoopContext, LoopState
@@ -33,6 +34,8 @@ class Checkpointer:
         directory.mkdir(parents=True, exist_ok=True)
         cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
+    # After each save the run folder is signed again: its signature covers every meta.json
+    # (runs/trust.py), and a folder this user wrote must stay trusted.
     def save_last(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint, delete_checkpoint
 
@@ -44,6 +47,7 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
+        sign_run(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
@@ -52,6 +56,7 @@ class Checkpointer:
             copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
+        sign_run(self.directory.parent)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import save_checkpoint

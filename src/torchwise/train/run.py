@@ -31,6 +31,7 @@ from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.trust import sign_run
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
@@ -112,7 +113,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run = RunFolder(resume_dir)
     else:
         run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
-        run.write_config(cfg.to_yaml_dict())
+        record_config(run, cfg)
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
     run.write_summary(summary)
@@ -148,6 +149,14 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run.write_summary(summary)
         run.close()
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def record_config(run: RunFolder, cfg: RunConfig) -> None:
+    """Write config.yaml as the run uses it (a choice made while building, such as the monitor,
+    goes in too: resume checks it against the checkpoint before building anything) and sign the
+    folder as written by this user, so resume/load/predict accept it without asking."""
+    run.write_config(cfg.to_yaml_dict())
+    sign_run(run.path)
 
 
 def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
@@ -189,15 +198,16 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
     collate_fn = train_data.collate_fn if isinstance(train_data, DataLoader) else collate
-    data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=model is None)
+    builtin = model is None and cfg.model.target is None
+    data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=builtin)
     record_data(run, view, data)
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     if model is None:
-        if data.out_features is None:
+        if builtin and data.out_features is None:
             raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                               hint="set task.num_classes")
-        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
+        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features or 0,
                             base_dir=cfg.base_dir)
     model = model.to(device)
     if cfg.model.init_from is not None:
@@ -267,6 +277,7 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
     if not has_val and cfg.train.monitor == "val_loss":
         run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
         cfg.train.monitor = "train_loss"
+        record_config(run, cfg)
     produced = ["train_loss", *([f"val_{name}" for name in ("loss", *task.metric_names)] if has_val else [])]
     if cfg.train.monitor not in produced:
         import difflib

@@ -244,18 +244,18 @@ def _saved_entries(ctx: FileContext, node: ast.expr) -> list[tuple[str, ast.expr
     if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args:
         return [(k.arg or "", k.value) for k in node.keywords]
     name = dotted(node)
-    built = ctx.assignments.get(name or "", [])
-    entries = next(
-        (
-            e
-            for v in reversed(built)
-            if isinstance(v, ast.Dict | ast.Call) and (e := _saved_entries(ctx, v)) is not None
-        ),
-        None,
-    )
+    scope = ctx.scope_of(node)
+    # The name's last value before the save, in the same function: a `state_dict` dict built
+    # in another function says nothing about this one.
+    built = [
+        v
+        for v in ctx.assignments.get(name or "", [])
+        if ctx.scope_of(v) is scope and position(v) < position(node)
+    ]
+    entries = _saved_entries(ctx, built[-1]) if built and isinstance(built[-1], ast.Dict | ast.Call) else None
     if entries is None:
         return None
-    for target in (n for n in ctx.nodes if isinstance(n, ast.Subscript)):
+    for target in (n for n in ctx.walk(scope) if isinstance(n, ast.Subscript)):
         if isinstance(target.ctx, ast.Store) and dotted(target.value) == name:
             assigned = ctx.parents.get(target)
             if isinstance(assigned, ast.Assign):

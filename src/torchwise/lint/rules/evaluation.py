@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keyword, method, position
 from torchwise.lint.context import receiver as receiver_of
@@ -133,8 +134,9 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
     It also reports ``run_epoch(loader, train=False)`` of one function that trains under
     ``if train:`` and evaluates otherwise without ever switching mode.
-    Cannot see: models whose layers live in another file (it reports them; a model built here
-    from layers without dropout or batch norm is not reported), an ``eval()`` made by a
+    Cannot see: models whose layers live in a package it cannot find (it reports them; a
+    model built here or in a module beside this file, ``from model import Net``, from layers
+    without dropout or batch norm is not reported), an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
     A model from ``from_pretrained`` (returned in eval mode) is not reported.
     """
@@ -220,11 +222,30 @@ def mode_free(ctx: FileContext, model: ast.expr) -> bool:
     return _mode_free_class(ctx, built, set())
 
 
+def _sibling_module(ctx: FileContext, module: str) -> FileContext | None:
+    """``model`` of ``from model import Net``, parsed from ``model.py`` beside this file (the
+    usual train.py + model.py layout); None when there is no such file or it does not parse."""
+    if ctx.path.startswith("<"):
+        return None
+    candidate = Path(ctx.path).parent / f"{module.replace('.', '/')}.py"
+
+    def parse() -> FileContext | None:
+        try:
+            return FileContext.parse(candidate.read_text(encoding="utf-8"), str(candidate))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            return None
+
+    return ctx.memo(("sibling", module), parse) if candidate.is_file() else None
+
+
 def _mode_free_class(ctx: FileContext, built: str, seen: set[str]) -> bool:
     last = built.rsplit(".", 1)[-1]
     if built.startswith("torch.nn.") and last != "Sequential":
         return not _MODE_DEPENDENT.search(last)
     classes = {n.name: n for n in ctx.nodes if isinstance(n, ast.ClassDef)}
+    if last not in classes and "." in built:
+        sibling = _sibling_module(ctx, built.rsplit(".", 1)[0])
+        return sibling is not None and _mode_free_class(sibling, last, seen)
     if last not in classes or last in seen:
         return False
     seen.add(last)

@@ -76,7 +76,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     ``backward()`` and ``step()`` throws the fresh gradients away, so the model never learns.
     Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
     Cannot see: a backward run by a helper in another file (then it may report a step as
-    having none); closures other than ``step(closure)``.
+    having none); closures other than ``step(closure)``. Gradients set by hand
+    (``p.grad = g``) count as a backward.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -89,7 +90,7 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
         earlier = [c for c in ctx.calls_in(region) if position(c) < position(step)]
         backwards = [c for c in earlier if _leads_to_backward(ctx, c)]
         if not backwards:
-            if _iterates_steps(ctx, region):
+            if _iterates_steps(ctx, region) and not _sets_grads(ctx, region):
                 yield Hit(step, "optimizer step with no backward() before it in this loop")
             continue
         stepped = _stepped_optimizer(ctx, step)
@@ -99,6 +100,20 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
             between = position(backwards[-1]) < position(node) < position(step)
             if between and _zeroes_optimizer(ctx, node, stepped):
                 yield Hit(node, "zero_grad() between backward() and step() discards the gradients")
+
+
+def _sets_grads(ctx: FileContext, region: ast.AST) -> bool:
+    """``p.grad = g`` / ``p.grad += g`` with a value: gradients given by hand, no backward needed."""
+    return any(
+        isinstance(n, ast.Assign | ast.AugAssign)
+        and not is_constant(n.value, None)
+        and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in _targets(n))
+        for n in ctx.walk(region)
+    )
+
+
+def _targets(node: ast.Assign | ast.AugAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
 
 
 _STEP_ITERATORS = frozenset({"range", "enumerate", "zip", "tqdm", "trange", "islice"})
