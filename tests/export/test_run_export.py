@@ -105,7 +105,8 @@ def test_a_run_trained_from_python_with_dict_inputs(tmp_path):
     torch.testing.assert_close(torch.export.load(result.path).module()(**batch)["logits"], want)
 
 
-def test_a_model_class_that_cannot_be_imported_names_class_module_and_folder(tmp_path):
+def tiny_net_run(tmp_path):
+    """A run whose model is a user class, in a file beside its config."""
     from torchwise.config import load_config
     from torchwise.train.run import run_training
 
@@ -117,7 +118,11 @@ def test_a_model_class_that_cannot_be_imported_names_class_module_and_folder(tmp
         "    def forward(self, x):\n        return self.head(x)\n")
     (code / "config.yaml").write_text("data: {source: digits}\nmodel: {target: my_net:TinyNet}\n"
                                       "train: {epochs: 1}\nlog: {progress: 'off'}\n")
-    run = run_training(load_config(code / "config.yaml"), runs_dir=tmp_path / "runs", name="tiny").run_dir
+    return code, run_training(load_config(code / "config.yaml"), runs_dir=tmp_path / "runs", name="tiny").run_dir
+
+
+def test_a_model_class_that_cannot_be_imported_names_class_module_and_folder(tmp_path):
+    code, run = tiny_net_run(tmp_path)
     (code / "my_net.py").rename(code / "moved.py")
     # A fresh process, as a user exporting later would have (this one has my_net imported).
     done = subprocess.run([sys.executable, "-m", "torchwise", "export", str(run)], capture_output=True, text=True,
@@ -135,3 +140,23 @@ def test_predictions_csv_of_a_run(digits_run, tmp_path):
     rows = list(csv.DictReader((tmp_path / "predictions.csv").open()))
     assert len(rows) == 359 and list(rows[0]) == ["id", "prediction", "probability"]
     assert [int(r["prediction"]) for r in rows] == result.predictions.tolist()
+
+
+def test_a_run_folder_someone_else_wrote_passes_the_trust_gate_first(tmp_path):
+    """Export and predict import the code a run names only for a folder this user wrote (signed),
+    or with --trust-code (issue 15's gate, `torchwise.runs.trust`)."""
+    code, run = tiny_net_run(tmp_path)
+    (run / "signature.json").unlink()  # as if it came from someone else
+    done = subprocess.run([sys.executable, "-m", "torchwise", "export", str(run)], capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"error: {run} is not a run you wrote" in done.stderr and "imports my_net" in done.stderr
+    assert not (run / "export").exists()
+    csv_path = raw_digits_val_csv(tmp_path / "val.csv")
+    done = subprocess.run([sys.executable, "-m", "torchwise", "predict", str(run), str(csv_path)],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2 and f"error: {run} is not a run you wrote" in done.stderr
+    done = subprocess.run([sys.executable, "-m", "torchwise", "export", str(run), "--trust-code"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (run / "export" / "model.pt2").is_file()

@@ -21,6 +21,8 @@ def command(
     out: Path = typer.Option(None, "--out", "-o",
                              help="Artefact path or folder (default: RUN_DIR/export/model.<ext>)."),
     tolerance: float = typer.Option(1e-5, "--tolerance", help="Largest difference from the eager model allowed."),
+    trust_code: bool = typer.Option(False, "--trust-code",
+                                    help="Import the code a run folder you did not write names."),
 ) -> None:
     """Export a run's model, check it against the eager model on the run's data, write a manifest."""
     import warnings
@@ -31,7 +33,7 @@ def command(
         # The result's own warnings are printed below, once, in plain words; torch's are noise here.
         warnings.simplefilter("ignore")
         result = export_run(run_dir, fmt=fmt, checkpoint=checkpoint, dynamic_batch=dynamic_batch, out=out,
-                            tolerance=tolerance)
+                            tolerance=tolerance, trust_code=trust_code)
     for note in result.warnings:
         typer.echo(f"warning: {note}", err=True)
     print_export(result)

@@ -14,11 +14,13 @@ def command(
     out: Path = typer.Option(None, "--out", "-o", help="Write predictions here: .csv or .json (default: stdout CSV)."),
     batch_size: int = typer.Option(256, "--batch-size", "-b", help="Samples per forward pass."),
     checkpoint: str = typer.Option("best", "--checkpoint", help="For a run folder: best or last."),
+    trust_code: bool = typer.Option(False, "--trust-code",
+                                    help="Import the code a run folder you did not write names."),
 ) -> None:
     """Predict with a run's model or an exported artefact, applying the run's input transform."""
     from torchwise.export.predict import predict
 
-    result = predict(source, inputs, batch_size=batch_size, out=out, checkpoint=checkpoint)
+    result = predict(source, inputs, batch_size=batch_size, out=out, checkpoint=checkpoint, trust_code=trust_code)
     if out is None:
         import csv
 

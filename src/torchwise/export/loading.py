@@ -39,11 +39,12 @@ class Predictor:
         return self.signature.flatten(to_device(raw, "cpu", float64_to=torch.float32), any_batch=True)
 
 
-def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None) -> Predictor:
+def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
+                   trust_code: bool = False) -> Predictor:
     """An artefact file runs in its own runtime; a run folder runs its eager model (``model``:
     the module to load a Python-trained run's weights into)."""
     if source.is_dir():
-        return run_predictor(source, checkpoint=checkpoint, model=model)
+        return run_predictor(source, checkpoint=checkpoint, model=model, trust_code=trust_code)
     manifest = read_manifest(source)
     signature = InputSignature.from_json(manifest["inputs"])
     artefact = Artefact(source, signature, fmt=manifest["format"])
@@ -52,10 +53,11 @@ def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Mo
                      feature_names=manifest.get("feature_names"), target_name=manifest.get("target_name"))
 
 
-def run_predictor(run_dir: Path, *, checkpoint: str, model: torch.nn.Module | None = None) -> Predictor:
+def run_predictor(run_dir: Path, *, checkpoint: str, model: torch.nn.Module | None = None,
+                  trust_code: bool = False) -> Predictor:
     from torchwise.export.run_info import read_run
 
-    info = read_run(run_dir, checkpoint=checkpoint, model=model, shape_only=True)
+    info = read_run(run_dir, checkpoint=checkpoint, model=model, shape_only=True, trust_code=trust_code)
     model = info.model
     signature = InputSignature.of(info.example, dynamic_batch=True)
     with torch.inference_mode():

@@ -101,17 +101,18 @@ class Predictions:
 
 
 def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, out: str | Path | None = None,
-            checkpoint: str = "best", model: torch.nn.Module | None = None) -> Predictions:
+            checkpoint: str = "best", model: torch.nn.Module | None = None, trust_code: bool = False) -> Predictions:
     """Predict with a run folder's model (``checkpoint`` best or last) or an exported artefact.
 
     ``inputs`` is a file (.csv, .npz, .pt) or an image folder, or raw inputs already in memory (a
     tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
     written there (CSV, or JSON for ``.json``). A run trained from Python needs ``model``, built
-    as for fit (its weights are loaded into it).
+    as for fit (its weights are loaded into it); ``trust_code=True`` accepts the code named by a
+    run folder this user did not write.
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
-    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model)
+    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code)
     if isinstance(inputs, (str, Path)):
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
                           target_name=predictor.target_name, classes=predictor.task.get("classes"))

@@ -35,15 +35,15 @@ class RunInfo:
 
 
 def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
-             example_inputs: Any = None, shape_only: bool = False) -> RunInfo:
+             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False) -> RunInfo:
     """Load the run's model (into ``model`` for a run trained from Python) and a batch of its data;
     ``example_inputs`` stands in for the data of a run whose data came from Python. With
     ``shape_only`` (predict needs the input's shape, not its values) such a run gets a batch of
-    zeros shaped as the samples the run recorded."""
+    zeros shaped as the samples the run recorded. ``trust_code`` accepts the code a folder that
+    this user did not write names (see `run_config`)."""
     from torchwise.checkpoints.load import load_model
 
-    cfg = run_config(run_dir)
-    # The trust gate (issue 15) belongs here, before load_model imports the code the run names.
+    cfg = run_config(run_dir, trust_code=trust_code)  # the trust gate, before anything is imported
     try:
         model = load_model(run_dir, model, which=checkpoint, device="cpu")  # type: ignore[arg-type]
     except TargetError as err:
@@ -70,16 +70,12 @@ def model_not_importable(cfg: RunConfig, err: TargetError) -> ExportError:
                             "or run torchwise from that folder")
 
 
-def run_config(run_dir: Path) -> RunConfig:
-    import yaml
+def run_config(run_dir: Path, *, trust_code: bool = False) -> RunConfig:
+    """The run's config, through the trust gate: a folder this user did not write, whose config
+    names code, stops here with the list of what it would import (`torchwise.runs.trust`)."""
+    from torchwise.runs.trust import open_run_config
 
-    from torchwise.config import load_config
-
-    path = run_dir / "config.yaml"
-    if not path.is_file():
-        raise ExportError(f"{run_dir} is not a torchwise run folder (no config.yaml)",
-                          hint="pass the folder a `torchwise train` run wrote, e.g. runs/digits, or an artefact")
-    return load_config(None, base=yaml.safe_load(path.read_text()))
+    return open_run_config(run_dir, trust_code=trust_code)
 
 
 def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False) -> tuple[Any, str, int | None]:
