@@ -45,10 +45,18 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
     (``overrides`` may only extend it); pass the same model class, data and objects as the first time.
     Code the run's config names beyond them (a loss target) is imported only from a run folder you
     wrote, or with ``trust_code=True`` (see "Sharing runs safely" in the README).
+    A ``config`` or ``name`` next to ``resume`` is refused: the run's own config.yaml decides.
     """
     from torchwise.train.run import UserObjects, run_training
 
     objects = UserObjects(loss=loss, optimizer=optimizer, scheduler=scheduler, metrics=metrics)
+    if resume is not None and (config is not None or name is not None):
+        from torchwise.errors import ConfigError
+
+        given = " and ".join(arg for arg, value in (("config", config), ("name", name)) if value is not None)
+        raise ConfigError(f"fit(resume=...) continues the run with its own config.yaml; {given} would be ignored",
+                          hint="drop it, and pass what may change as overrides, e.g. "
+                               "overrides=['train.epochs=40', 'early_stop.patience=10']")
     if resume is not None:
         from torchwise.train.resume import load_run_config
 

@@ -46,6 +46,14 @@ class CheckpointError(TorchwiseError):
     """A checkpoint is missing, corrupt, or belongs to another model or config."""
 
 
+class WeightsMismatch(CheckpointError):
+    """Saved weights do not fit a model; ``report`` (a `WeightsReport`) lists every key."""
+
+    def __init__(self, message: str, *, report: object, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.report = report
+
+
 class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
 

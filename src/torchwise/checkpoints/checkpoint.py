@@ -42,7 +42,7 @@ from torchwise.checkpoints.checkpoint_folder import (
 from torchwise.checkpoints.compare import compare_state_dicts
 from torchwise.checkpoints.state_codec import flatten_state, unflatten_state, view_key
 from torchwise.checkpoints.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
-from torchwise.errors import CheckpointError
+from torchwise.errors import CheckpointError, WeightsMismatch
 
 FORMAT = "torchwise-checkpoint"
 FORMAT_VERSION = 1
@@ -181,7 +181,7 @@ def verify_checkpoint(directory: Path) -> None:
 
 
 def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
-    """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
+    """Raise `WeightsMismatch` where the checkpoint's weights do not fit ``model``
     (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
 
     >>> import tempfile
@@ -192,13 +192,14 @@ def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
     >>> check_compatible(load_checkpoint(last), torch.nn.Linear(3, 1))
     Traceback (most recent call last):
     ...
-    torchwise.errors.CheckpointError: ... weight: file [1, 2] vs model [1, 3]
+    torchwise.errors.WeightsMismatch: ... weight: file [1, 2] vs model [1, 3]
     hint: ...
     """
     report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
     if not report.ok:
-        raise CheckpointError(
+        raise WeightsMismatch(
             f"the checkpoint {checkpoint.path} belongs to another model: {report.describe()}",
+            report=report,
             hint="resume with the model config the run was started with, or use model.init_from "
             "with strict: false to start a new run from the weights that fit",
         )

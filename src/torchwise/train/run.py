@@ -22,6 +22,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from torchwise import __version__
+from torchwise.checkpoints.load import MODEL_RECORD, model_record
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate
 from torchwise.data.loaders import EpochSampler, build_loader
@@ -31,6 +32,7 @@ from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.snapshot import restore_snapshot, take_snapshot
 from torchwise.runs.trust import sign_run
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
@@ -109,11 +111,15 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     objects.record(cfg)
     check_rebuildable(cfg, objects)
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
+    parent = runs_dir or Path("runs")
+    parent_existed = parent.is_dir()
     if resume_dir is not None:
+        before = take_snapshot(resume_dir)  # a refused resume puts it all back
         run = RunFolder(resume_dir)
     else:
-        run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
+        run = RunFolder.create(parent, name or cfg.name or "run")
         record_config(run, cfg)
+    training_started = False
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
     run.write_summary(summary)
@@ -129,6 +135,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
         with stop_on_signals(ctx.stop_requested):
+            training_started = True
             train(ctx, state)
     except NonFiniteStep as err:
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
@@ -148,6 +155,10 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
         run.write_summary(summary)
         run.close()
+        if summary["status"] == "failed" and resume_dir is not None and not training_started:
+            restore_snapshot(before)  # a refused resume changes nothing in the run folder
+        elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
+            discard_run_folder(run.path, parent=None if parent_existed else parent)
     return RunResult(run_dir=run.path, summary=summary)
 
 
@@ -157,6 +168,17 @@ def record_config(run: RunFolder, cfg: RunConfig) -> None:
     folder as written by this user, so resume/load/predict accept it without asking."""
     run.write_config(cfg.to_yaml_dict())
     sign_run(run.path)
+
+
+def discard_run_folder(path: Path, *, parent: Path | None) -> None:
+    """A run that failed before its first step trained nothing: leave no folder behind (the
+    error says what was wrong), and no empty ``runs/`` that this run made either."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+    if parent is not None:
+        with contextlib.suppress(OSError):  # not empty: another run started there meanwhile
+            parent.rmdir()
 
 
 def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
@@ -173,6 +195,14 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     checkpoint = load_checkpoint(run.checkpoints / "last")
     check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name)
     state = restore(ctx, checkpoint)
+    tracker = ctx.early_stop
+    if tracker.should_stop:  # it stopped early: kept as it was, it would stop at the next evaluation
+        ctx.progress.message(
+            f"this run stopped early: {ctx.cfg.train.monitor} had not improved for {tracker.bad_evals} "
+            f"evaluations; it goes on with a fresh patience of {tracker.patience} evaluations (raise "
+            f"early_stop.patience to wait longer, or set early_stop.enabled=false to train every epoch)")
+        run.log_event("early_stop_reset", step=state.step, bad_evals=tracker.bad_evals, patience=tracker.patience)
+        tracker.bad_evals = 0
     if finished(ctx.cfg, state, planned_steps(ctx.cfg, ctx.train_loader)):
         ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
                              f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
@@ -203,12 +233,15 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     record_data(run, view, data)
     device = pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
+    from_config = model is None
     if model is None:
         if builtin and data.out_features is None:
             raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                               hint="set task.num_classes")
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features or 0,
                             base_dir=cfg.base_dir)
+    run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
+                                              out_features=data.out_features))
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
