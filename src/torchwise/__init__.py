@@ -28,6 +28,9 @@ _LAZY: dict[str, str] = {
     "Explanation": "torchwise.diagnose.explanation:Explanation",
     # not "lint": that name is the torchwise.lint subpackage
     "lint_paths": "torchwise.lint.engine:lint_paths",
+    "summary": "torchwise.diagnose.summary:summary",
+    # not "diagnose": that name is the torchwise.diagnose subpackage
+    "diagnose_run": "torchwise.diagnose.run_diagnosis:diagnose_run",
     # not "export": that name is the torchwise.export subpackage
     "export_run": "torchwise.export.exporter:export_run",
     "export_module": "torchwise.export.exporter:export_module",

@@ -234,6 +234,15 @@ class LogConfig(_Section):
         return {False: "off", True: "auto"}.get(value, value) if isinstance(value, bool) else value
     tensorboard: bool = False
     """Also write TensorBoard scalars to the run folder (needs the `tensorboard` extra)."""
+    mlflow: bool = False
+    """Also log params, metrics and the run folder to MLflow (needs the `mlflow` extra)."""
+    mlflow_uri: str | None = None
+    """MLflow tracking URI; default: a local file store `mlruns/` beside the run folders."""
+    mlflow_experiment: str = "torchwise"
+    """The MLflow experiment the runs go to."""
+    grad_stats_every: int | None = Field(50, ge=1)
+    """Every N optimizer steps, log per-layer gradient norms, update/weight ratios and dead units
+    (one extra device read on that step); null turns it off."""
 
 
 class RunConfig(_Section):

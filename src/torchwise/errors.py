@@ -58,12 +58,16 @@ class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
 
 
+class RunLocked(TorchwiseError):
+    """Another live process is writing this run folder (it holds the folder's `.lock`)."""
+
+
 class TrustError(TorchwiseError):
     """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
 
 
-class UntrustedRunError(TorchwiseError):
-    """A run folder this user did not sign names code to import, and the user has not accepted it."""
+class UntrustedCodeError(TorchwiseError):
+    """A run folder or artefact this user did not sign would run code, and the user has not accepted it."""
 
 
 class RunFailed(TorchwiseError):

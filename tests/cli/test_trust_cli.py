@@ -61,3 +61,26 @@ def test_trust_of_a_folder_that_is_not_a_run(tmp_path):
     assert out.returncode == 2
     assert out.stderr.splitlines() == [f"error: {tmp_path} is not a torchwise run folder (no config.yaml)",
                                        "hint: pass the folder a `torchwise train` run wrote, e.g. runs/digits"]
+
+
+def test_trust_an_artefact(tmp_path):
+    import shutil
+
+    import torch
+
+    from torchwise.export.exporter import export_module
+    from torchwise.runs.trust import verify_artefact
+
+    result = export_module(torch.nn.Linear(3, 2), torch.randn(4, 3), fmt="exported", out=tmp_path / "m.pt2")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for path in (result.path, result.manifest_path):
+        shutil.copy(path, shared / path.name)
+    out = trust(shared / "m.pt2", "--yes")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        f"{shared / 'm.pt2'} is not signed by you: it has no signature, so it was not written by torchwise on "
+        "this account.",
+        "Loading it can run code it carries: torch.export.load can fall back to unpickling what it carries.",
+        f"signed {shared / 'm.pt2'}"]
+    assert verify_artefact(shared / "m.pt2").trusted

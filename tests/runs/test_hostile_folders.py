@@ -166,3 +166,33 @@ def test_resume_checks_the_config_hash_before_importing_anything(legit_run, tmp_
     assert outcome.code == 2
     assert outcome.stderr.splitlines()[0] == "error: the run's config changed since the checkpoint (model.target)"
     assert outcome.user_imports == [] and not marker.exists()
+
+
+def test_load_model_stops_every_hostile_folder_before_any_code(hostile):
+    folders, marker = hostile
+    calls = [("python", f"import torchwise; torchwise.load_model({str(folder)!r})") for folder in folders.values()]
+    for (name, folder), outcome in zip(folders.items(), open_in_fresh_process(calls), strict=True):
+        assert_stopped_with_the_list(outcome, folder, REASONS[name], marker)
+        # load_model builds the model alone: only model.target is listed (the data target of
+        # `os_system` would not be imported, so it is not asked about).
+        assert "data.target" not in outcome.stderr and "model.target" in outcome.stderr
+
+
+def test_load_model_of_own_foreign_and_builtin_runs(legit_run, tmp_path, capsys):
+    import torchwise
+    from torchwise.errors import UntrustedCodeError
+
+    assert not torchwise.load_model(legit_run).training  # yours: no flag
+    shared = tmp_path / "shared"
+    shutil.copytree(legit_run, shared, symlinks=True)
+    signed_elsewhere(shared, tmp_path)
+    with pytest.raises(UntrustedCodeError):
+        torchwise.load_model(shared)
+    model = torchwise.load_model(shared, trust_code=True)
+    assert type(model).__module__ == LEGIT_MODULE
+    config = tmp_path / "digits.yaml"
+    config.write_text("name: digits\ndata: {source: digits}\nmodel: {name: mlp}\ntrain: {epochs: 1}\n")
+    code, err = cli(capsys, "train", str(config), "--run-dir", str(tmp_path / "runs"), "-q")
+    assert code == 0, err
+    signed_elsewhere(tmp_path / "runs" / "digits", tmp_path)
+    assert torchwise.load_model(tmp_path / "runs" / "digits").head.out_features == 10  # built-in: no flag

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from torchwise.errors import TrustError, UntrustedRunError
+from torchwise.errors import TrustError, UntrustedCodeError
 from torchwise.runs.trust import (
     KEY_FILE,
     SIGNATURE_FILE,
@@ -134,7 +134,7 @@ def test_gate_passes_builtins_and_signed_folders_and_lists_the_rest(key_dir, tmp
     hostile = make_run(tmp_path / "hostile")
     (hostile / "my_model.py").write_text("open('marker', 'w')\n")
     config = {"model": {"target": "my_model:Net"}, "task": {"loss": "subprocess:run"}, "base_dir": str(hostile)}
-    with pytest.raises(UntrustedRunError) as caught:
+    with pytest.raises(UntrustedCodeError) as caught:
         check_run_trust(hostile, config)
     message = caught.value.message
     assert message.startswith(f"{hostile} is not a run you wrote (it has no signature, so it was not written "
@@ -150,3 +150,49 @@ def test_gate_passes_builtins_and_signed_folders_and_lists_the_rest(key_dir, tmp
     sign_run(hostile)
     check_run_trust(hostile, config)
     assert not (tmp_path / "marker").exists() and "my_model" not in __import__("sys").modules
+
+
+def test_artefacts_that_can_run_code_need_your_signature(key_dir, tmp_path):
+    import torch
+
+    from torchwise.export.exporter import export_module
+    from torchwise.export.loading import load_predictor
+    from torchwise.runs.trust import artefact_signature, check_artefact_trust
+
+    result = export_module(torch.nn.Linear(3, 2), torch.randn(4, 3), fmt="torchscript", out=tmp_path / "m.pt")
+    assert load_predictor(result.path).output_names  # exported here: loads with no flag
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for path in (result.path, result.manifest_path):
+        shutil.copy(path, shared / path.name)
+    with pytest.raises(UntrustedCodeError) as caught:
+        load_predictor(shared / "m.pt")
+    assert caught.value.message == (
+        f"{shared / 'm.pt'} is not an artefact you exported (it has no signature, so it was not written by "
+        "torchwise on this account), and loading it can run code it carries: a TorchScript model is a program "
+        "and torch.jit.load has no safe mode")
+    assert load_predictor(shared / "m.pt", trust_code=True).output_names
+    shutil.copy(artefact_signature(result.path), artefact_signature(shared / "m.pt"))
+    load_predictor(shared / "m.pt")  # the same bytes, signed by you: a moved copy stays yours
+    (shared / "m.json").write_text((shared / "m.json").read_text().replace('"format"', '"format" ', 1))
+    with pytest.raises(UntrustedCodeError, match=r"\(m.json changed since it was signed\)"):
+        load_predictor(shared / "m.pt")
+    check_artefact_trust(shared / "m.onnx", fmt="onnx")  # ONNX runs no Python: no signature needed
+
+
+def test_a_run_that_cannot_be_signed_still_trains(tmp_path):
+    import subprocess
+    import sys
+
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")  # the key's folder cannot be made here (a read-only home, say)
+    config = tmp_path / "line.yaml"
+    config.write_text("data: {source: synthetic-regression, kwargs: {n: 64}}\nmodel: {name: linear}\n"
+                      "task: {type: regression}\ntrain: {epochs: 1}\nlog: {progress: 'off'}\n")
+    out = subprocess.run([sys.executable, "-m", "torchwise", "train", str(config), "--run-dir",
+                          str(tmp_path / "runs"), "-q"], capture_output=True, text=True,
+                         env={**os.environ, "TORCHWISE_CONFIG_DIR": str(blocked)})
+    assert out.returncode == 0, out.stderr
+    run = tmp_path / "runs" / "line"
+    assert out.stderr.count(f"warning: {run} is not signed as yours (") == 1
+    assert not (run / SIGNATURE_FILE).exists()

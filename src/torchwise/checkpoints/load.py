@@ -36,12 +36,15 @@ MODEL_RECORD = "model.json"  # in the run folder: where the model came from, and
 
 
 def load_model(run_dir: str | Path, model: nn.Module | None = None, *,
-               which: Literal["best", "last"] = "best", device: str | torch.device = "cpu") -> nn.Module:
+               which: Literal["best", "last"] = "best", device: str | torch.device = "cpu",
+               trust_code: bool = False) -> nn.Module:
     """The weights of ``run_dir``'s ``checkpoints/<which>`` in ``model`` (or in the model the
     run's config builds), moved to ``device`` and switched to ``eval()``.
 
     Raises `CheckpointError` when the run has no such checkpoint, or when the run's model came
-    from Python and no ``model`` is passed; `WeightsMismatch` when the weights do not fit.
+    from Python and no ``model`` is passed; `WeightsMismatch` when the weights do not fit;
+    `UntrustedCodeError` when a run you did not write names a model target and ``trust_code``
+    is not set (a built-in model, or a ``model`` you pass, needs no trust).
     """
     import torch
 
@@ -50,7 +53,7 @@ def load_model(run_dir: str | Path, model: nn.Module | None = None, *,
     run_dir = Path(run_dir)
     folder = checkpoint_folder(run_dir, which)
     if model is None:
-        model = build_run_model(run_dir)
+        model = build_run_model(run_dir, trust_code=trust_code)
     model = model.to(torch.device(device))
     checkpoint = load_checkpoint(folder, map_location=device)
     load_weights(model, checkpoint)
@@ -78,13 +81,14 @@ def checkpoint_folder(run_dir: Path, which: str) -> Path:
     return folder
 
 
-def build_run_model(run_dir: Path) -> nn.Module:
+def build_run_model(run_dir: Path, *, trust_code: bool = False) -> nn.Module:
     """The model the run's config names, built as the run built it. The one place where
-    loading a run imports code that the run's config names (``model.target``)."""
-    from torchwise.config import load_config
+    loading a run imports code that the run's config names (``model.target``), so the trust
+    gate stands here: only the model section is built, so only its target is checked."""
     from torchwise.models import build_model
+    from torchwise.runs.trust import open_run_config
 
-    cfg = load_config(run_dir / "config.yaml")
+    cfg = open_run_config(run_dir, trust_code=trust_code, sections=("model",))
     record_path = run_dir / MODEL_RECORD
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
     if record.get("source") == "python" or (cfg.model.target is None and cfg.model.name is None):

@@ -12,7 +12,8 @@ import traceback
 
 import typer
 
-# name -> module; each module exposes `command`. Add a line here to add a command.
+# name -> module; each module exposes `command`, or `app` for a group of subcommands (tune).
+# Add a line here to add a command.
 COMMANDS: dict[str, str] = {
     "train": "torchwise.cli.train",
     "resume": "torchwise.cli.resume",
@@ -21,6 +22,12 @@ COMMANDS: dict[str, str] = {
     "lint": "torchwise.cli.lint",
     "export": "torchwise.cli.export",
     "predict": "torchwise.cli.predict",
+    "runs": "torchwise.cli.runs",
+    "diagnose": "torchwise.cli.diagnose",
+    "summary": "torchwise.cli.summary",
+    "report": "torchwise.cli.report",
+    "tune": "torchwise.cli.tune",
+    "profile": "torchwise.cli.profile",
     "trust": "torchwise.cli.trust",
 }
 
@@ -45,7 +52,10 @@ def build_app() -> typer.Typer:
 
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        app.command(name)(module.command)
+        if hasattr(module, "app"):
+            app.add_typer(module.app, name=name)
+        else:
+            app.command(name)(module.command)
     return app
 
 

@@ -81,3 +81,18 @@ def print_run_result(result: Any) -> None:
     if summary["status"] == "interrupted":
         table.add_row("continue with", f"torchwise resume {result.run_dir}")
     Console().print(table)
+    print_diagnosis(result.run_dir)
+
+
+def print_diagnosis(run_dir: Any) -> None:
+    """The run's diagnosis.json: one line when healthy, each finding with why and fix otherwise."""
+    import json
+
+    from torchwise.diagnose.run_finding import Diagnosis, RunFinding, render_diagnosis
+
+    try:
+        data = json.loads((run_dir / "diagnosis.json").read_text())
+    except (OSError, ValueError):
+        return
+    diagnosis = Diagnosis(run=data["run"], findings=[RunFinding(**f) for f in data["findings"]])
+    print(render_diagnosis(diagnosis))

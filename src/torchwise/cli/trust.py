@@ -1,4 +1,4 @@
-"""`torchwise trust RUN_DIR`: show the code a run folder would import, then sign it as yours."""
+"""`torchwise trust PATH`: show the code a run folder (or artefact) would run, then sign it as yours."""
 
 from __future__ import annotations
 
@@ -8,26 +8,46 @@ import typer
 
 
 def command(
-    run_dir: Path = typer.Argument(..., help="A run folder someone else wrote, e.g. downloads/digits-run."),
+    path: Path = typer.Argument(..., help="A run folder someone else wrote (e.g. downloads/digits-run), or "
+                                          "an exported .pt2 / TorchScript .pt artefact."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Sign without asking (the list is still printed)."),
 ) -> None:
-    """Review the code a run folder names and sign it, so resume/load/predict/export accept it."""
-    from torchwise.runs.trust import code_targets, describe_code, read_run_config, sign_run, verify_run
+    """Review the code a run folder or artefact would run, and sign it so torchwise accepts it."""
+    from torchwise.runs.trust import verify_artefact, verify_run
 
-    config = read_run_config(run_dir)
-    verdict = verify_run(run_dir)
+    artefact = path.is_file()
+    verdict = verify_artefact(path) if artefact else verify_run(path)
     if verdict.trusted:
-        typer.echo(f"{run_dir} is signed by you already; nothing to do")
+        typer.echo(f"{path} is signed by you already; nothing to do")
         return
-    base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
-    code = code_targets(config, base_dir=base_dir)
-    typer.echo(f"{run_dir} is not signed by you: {verdict.reason}.")
-    if code:
-        typer.echo(f"Opening it imports code it names:\n{describe_code(code, base_dir=base_dir)}")
-    else:
-        typer.echo("Its config names only torchwise built-ins: opening it imports no code of its own.")
-    if not yes and not typer.confirm(f"Sign {run_dir} as yours, so that torchwise runs this code without asking?"):
+    describe = _describe_artefact if artefact else _describe_run
+    typer.echo(f"{path} is not signed by you: {verdict.reason}.")
+    typer.echo(describe(path))
+    if not yes and not typer.confirm(f"Sign {path} as yours, so that torchwise runs this code without asking?"):
         typer.echo("not signed")
         raise typer.Exit(1)
-    sign_run(run_dir)
-    typer.echo(f"signed {run_dir}")
+    from torchwise.runs.trust import sign_artefact, sign_run
+
+    (sign_artefact if artefact else sign_run)(path)
+    typer.echo(f"signed {path}")
+
+
+def _describe_run(run_dir: Path) -> str:
+    from torchwise.runs.trust import code_targets, describe_code, read_run_config
+
+    config = read_run_config(run_dir)
+    base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
+    code = code_targets(config, base_dir=base_dir)
+    if not code:
+        return "Its config names only torchwise built-ins: opening it imports no code of its own."
+    return f"Opening it imports code it names:\n{describe_code(code, base_dir=base_dir)}"
+
+
+def _describe_artefact(artefact: Path) -> str:
+    from torchwise.export.manifest import read_manifest
+    from torchwise.runs.trust import CODE_FORMATS
+
+    fmt = read_manifest(artefact, check_sha256=False).get("format")
+    if fmt in CODE_FORMATS:
+        return f"Loading it can run code it carries: {CODE_FORMATS[fmt]}."
+    return f"It is a {fmt} artefact: loading it runs no Python code."

@@ -42,10 +42,15 @@ class Predictor:
 def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
                    trust_code: bool = False) -> Predictor:
     """An artefact file runs in its own runtime; a run folder runs its eager model (``model``:
-    the module to load a Python-trained run's weights into)."""
+    the module to load a Python-trained run's weights into). A ``.pt2`` or TorchScript artefact
+    this user did not export, or a run folder someone else wrote that names code, loads only with
+    ``trust_code`` (either can run code)."""
+    from torchwise.runs.trust import check_artefact_trust
+
     if source.is_dir():
         return run_predictor(source, checkpoint=checkpoint, model=model, trust_code=trust_code)
     manifest = read_manifest(source)
+    check_artefact_trust(source, fmt=manifest["format"], trust_code=trust_code)
     signature = InputSignature.from_json(manifest["inputs"])
     artefact = Artefact(source, signature, fmt=manifest["format"])
     return Predictor(run=artefact.run, signature=signature, output_names=[o["name"] for o in manifest["outputs"]],

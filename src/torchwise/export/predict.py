@@ -107,8 +107,9 @@ def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_
     ``inputs`` is a file (.csv, .npz, .pt) or an image folder, or raw inputs already in memory (a
     tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
     written there (CSV, or JSON for ``.json``). A run trained from Python needs ``model``, built
-    as for fit (its weights are loaded into it); ``trust_code=True`` accepts the code named by a
-    run folder this user did not write.
+    as for fit (its weights are loaded into it). A ``.pt2`` or TorchScript artefact you did not
+    export, or a run folder someone else wrote that names code, loads only with
+    ``trust_code=True``: loading one can run code it carries.
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")

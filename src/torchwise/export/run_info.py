@@ -45,7 +45,8 @@ def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module 
 
     cfg = run_config(run_dir, trust_code=trust_code)  # the trust gate, before anything is imported
     try:
-        model = load_model(run_dir, model, which=checkpoint, device="cpu")  # type: ignore[arg-type]
+        model = load_model(run_dir, model, which=checkpoint, device="cpu",  # type: ignore[arg-type]
+                           trust_code=trust_code)
     except TargetError as err:
         raise model_not_importable(cfg, err) from err
     num_classes = None

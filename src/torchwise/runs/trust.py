@@ -29,12 +29,13 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torchwise.errors import ConfigError, TrustError, UntrustedRunError
+from torchwise.errors import ConfigError, TrustError, UntrustedCodeError
 from torchwise.target_files import ModuleOrigin, locate_module
 
 if TYPE_CHECKING:
@@ -139,14 +140,32 @@ def _mac(key: bytes, files: dict[str, str]) -> str:
 def sign_run(run_dir: Path) -> None:
     """Sign the folder as written by this user (torchwise calls this whenever it writes the config
     or a checkpoint; `torchwise trust` calls it after the user accepts a foreign folder)."""
+    _sign(run_dir / SIGNATURE_FILE, signed_files(run_dir))
+
+
+_unsigned_warned: list[str] = []
+
+
+def sign_written(run_dir: Path) -> None:
+    """`sign_run` for what torchwise itself writes: a run never fails because it cannot be signed
+    (a read-only home, a key others can read); it stays unsigned, and says so once per process."""
+    try:
+        sign_run(run_dir)
+    except (OSError, TrustError) as err:
+        if not _unsigned_warned:
+            _unsigned_warned.append(str(run_dir))
+            message = getattr(err, "message", None) or str(err)
+            print(f"warning: {run_dir} is not signed as yours ({message}); opening it later asks for "
+                  "--trust-code if it names code", file=sys.stderr)
+
+
+def _sign(signature: Path, files: dict[str, str]) -> None:
     from torchwise.runs.folder import write_json_atomic
 
     key = user_key()
     assert key is not None
-    files = signed_files(run_dir)
-    write_json_atomic(run_dir / SIGNATURE_FILE, {
-        "version": SIGNATURE_VERSION, "algorithm": "hmac-sha256", "key_id": key_id(key),
-        "files": files, "hmac": _mac(key, files)})
+    write_json_atomic(signature, {"version": SIGNATURE_VERSION, "algorithm": "hmac-sha256", "key_id": key_id(key),
+                                  "files": files, "hmac": _mac(key, files)})
 
 
 @dataclass(frozen=True)
@@ -159,26 +178,75 @@ class Verdict:
 
 def verify_run(run_dir: Path) -> Verdict:
     """Check ``signature.json`` against the folder's files and this user's key. Reads only."""
+    return _verify(run_dir / SIGNATURE_FILE, signed_files(run_dir))
+
+
+def _verify(signature: Path, current: dict[str, str]) -> Verdict:
     try:
-        document = json.loads((run_dir / SIGNATURE_FILE).read_text())
+        document = json.loads(signature.read_text())
         stored_files, stored_mac = dict(document["files"]), str(document["hmac"])
     except FileNotFoundError:
         return Verdict(False, "it has no signature, so it was not written by torchwise on this account")
     except (OSError, ValueError, KeyError, TypeError):
-        return Verdict(False, "its signature.json is unreadable")
+        return Verdict(False, f"its {signature.name} is unreadable")
     key = user_key(create=False)
     if key is None:
         return Verdict(False, "this account has no run-signing key yet, so it signed nothing")
-    current = signed_files(run_dir)
     if hmac.compare_digest(_mac(key, current), stored_mac):
         return Verdict(True, "signed by you")
     if document.get("key_id") != key_id(key):
         return Verdict(False, "it was signed by another account or machine")
     if not hmac.compare_digest(_mac(key, stored_files), stored_mac):
-        return Verdict(False, "its signature.json was edited")
+        return Verdict(False, f"its {signature.name} was edited")
     changed = sorted(name for name in stored_files.keys() | current.keys()
                      if stored_files.get(name) != current.get(name))
     return Verdict(False, f"{', '.join(changed)} changed since it was signed")
+
+
+# Artefacts whose loading can run code they carry: torch.export.load falls back to full unpickling
+# when a safe load of its weights fails, and torch.jit.load has no safe mode (a TorchScript model
+# is a program). ONNX holds operators that onnxruntime runs; no Python is loaded from it.
+CODE_FORMATS = {"exported": "torch.export.load can fall back to unpickling what it carries",
+                "torchscript": "a TorchScript model is a program and torch.jit.load has no safe mode"}
+
+
+def artefact_signature(artefact: Path) -> Path:
+    return artefact.with_name(f"{artefact.name}.signature.json")
+
+
+def _artefact_files(artefact: Path) -> dict[str, str]:
+    from torchwise.export.manifest import manifest_path
+
+    files = {artefact.name: _sha256(artefact)} if artefact.is_file() else {}
+    manifest = manifest_path(artefact)
+    if manifest.is_file():
+        files[manifest.name] = _sha256(manifest)
+    return files
+
+
+def sign_artefact(artefact: Path) -> None:
+    """Sign an exported artefact (and its manifest) as made by this user; `torchwise export`
+    calls it, `torchwise trust ARTEFACT` after the user accepts a foreign one."""
+    _sign(artefact_signature(artefact), _artefact_files(artefact))
+
+
+def verify_artefact(artefact: Path) -> Verdict:
+    return _verify(artefact_signature(artefact), _artefact_files(artefact))
+
+
+def check_artefact_trust(artefact: Path, *, fmt: str, trust_code: bool = False) -> None:
+    """The gate for artefacts: loading a ``.pt2`` or TorchScript file someone else made can run
+    code, so it needs this user's signature or ``trust_code``; ONNX needs neither."""
+    if trust_code or fmt not in CODE_FORMATS:
+        return
+    verdict = verify_artefact(artefact)
+    if verdict.trusted:
+        return
+    raise UntrustedCodeError(
+        f"{artefact} is not an artefact you exported ({verdict.reason}), and loading it can run code it "
+        f"carries: {CODE_FORMATS[fmt]}",
+        hint=f"load it only if you trust who made it: add --trust-code (Python: trust_code=True), or run "
+             f"`torchwise trust {artefact}` to sign it as yours; or ask for the .onnx export, which runs no Python")
 
 
 @dataclass(frozen=True)
@@ -233,23 +301,26 @@ def describe_code(code: Sequence[CodeTarget], *, base_dir: Path | None) -> str:
 
 
 def check_run_trust(run_dir: Path, config: dict[str, Any], *, trust_code: bool = False,
-                    skip: Sequence[str] = ()) -> None:
+                    skip: Sequence[str] = (), sections: Sequence[str] | None = None) -> None:
     """THE gate: call it before importing anything a run folder's config names.
 
     Passes when the config names only built-ins, when the folder is signed by this user, or when
-    the user accepted its code (``trust_code``); otherwise raises `UntrustedRunError` (exit 2)
+    the user accepted its code (``trust_code``); otherwise raises `UntrustedCodeError` (exit 2)
     listing each module and file that would be imported. Nothing is imported to find out.
+    ``sections``: only these are built (`load_model` builds the model alone); ``skip``: these are not.
     """
     if trust_code:
         return
     base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
+    if sections is not None:
+        config = {name: value for name, value in config.items() if name in sections}
     code = code_targets(config, base_dir=base_dir, skip=skip)
     if not code:
         return
     verdict = verify_run(run_dir)
     if verdict.trusted:
         return
-    raise UntrustedRunError(
+    raise UntrustedCodeError(
         f"{run_dir} is not a run you wrote ({verdict.reason}), and opening it would import code it "
         f"names:\n{describe_code(code, base_dir=base_dir)}",
         hint=f"read that code first; to accept it, add --trust-code (Python: trust_code=True), or run "
@@ -274,7 +345,7 @@ def read_run_config(run_dir: Path) -> dict[str, Any]:
 
 
 def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[str] = (),
-                    overrides: Sequence[str] = ()) -> RunConfig:
+                    sections: Sequence[str] | None = None, overrides: Sequence[str] = ()) -> RunConfig:
     """The one way to read a run folder's config for something that will build what it names
     (resume, load_model, predict, export): read as data, pass `check_run_trust`, then validate.
 
@@ -283,7 +354,7 @@ def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[s
     from torchwise.config import apply_override, load_config
 
     raw = read_run_config(run_dir)
-    check_run_trust(run_dir, raw, trust_code=trust_code, skip=skip)
+    check_run_trust(run_dir, raw, trust_code=trust_code, skip=skip, sections=sections)
     for override in overrides:
         apply_override(raw, override)
     return load_config(None, base=raw)

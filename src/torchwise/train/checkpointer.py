@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchwise.config import RunConfig
+from torchwise.data.streams import loader_state
 from torchwise.reproducibility import capture_rng_state
-from torchwise.runs.trust import sign_run
+from torchwise.runs.trust import sign_written
 
 if TYPE_CHECKING:
     from torchwise.train.context import LoopContext, LoopState
@@ -47,7 +48,7 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
-        sign_run(self.directory.parent)
+        sign_written(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
@@ -56,7 +57,7 @@ class Checkpointer:
             copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
-        sign_run(self.directory.parent)
+        sign_written(self.directory.parent)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import save_checkpoint
@@ -83,4 +84,5 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
+        "data": loader_state(ctx.train_loader),  # where a stateful stream is; None for any other data
     }

@@ -27,17 +27,19 @@ from torchwise.config import RunConfig
 from torchwise.data.batch import collate
 from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
+from torchwise.data.streams import check_schedule, is_stream, restore_loader, resume_hint, workers_repeat
 from torchwise.errors import ConfigError, TorchwiseError
 from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.record import earlier_segments, segment, timing
 from torchwise.runs.snapshot import restore_snapshot, take_snapshot
-from torchwise.runs.trust import sign_run
+from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.guards import EarlyStopping, monitor_mode
-from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
+from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
@@ -121,7 +123,9 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         record_config(run, cfg)
     training_started = False
     started = time.time()
-    summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
+    earlier = earlier_segments(run.path) if resume_dir is not None else []  # a resumed run's past segments
+    summary: dict[str, Any] = {"status": "running", "name": run.path.name,
+                               **timing([*earlier, segment(started=started, finished=None, status="running")])}
     run.write_summary(summary)
     view = make_progress(progress or cfg.log.progress)
     state = LoopState()
@@ -129,6 +133,8 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     try:
         if cfg.log.tensorboard:
             run.enable_tensorboard()
+        if cfg.log.mlflow:
+            run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
                             objects=objects)
         if resume_dir is not None:
@@ -153,7 +159,9 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         view.close()
         done_before = summary.get("resumed_samples", 0)
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
+        summary.update(timing([*earlier, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
+        write_diagnosis(run)
         run.close()
         if summary["status"] == "failed" and resume_dir is not None and not training_started:
             restore_snapshot(before)  # a refused resume changes nothing in the run folder
@@ -162,12 +170,22 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     return RunResult(run_dir=run.path, summary=summary)
 
 
+def write_diagnosis(run: RunFolder) -> None:
+    """diagnosis.json: what `torchwise diagnose` finds in the finished run (never fails the run)."""
+    from torchwise.diagnose.run_diagnosis import diagnose_run
+
+    try:
+        run.write_json("diagnosis.json", diagnose_run(run.path).to_json())
+    except Exception as err:  # a bug in the diagnosis must not turn a finished run into a crash
+        run.log_event("diagnosis_failed", reason=f"{type(err).__name__}: {err}")
+
+
 def record_config(run: RunFolder, cfg: RunConfig) -> None:
     """Write config.yaml as the run uses it (a choice made while building, such as the monitor,
     goes in too: resume checks it against the checkpoint before building anything) and sign the
     folder as written by this user, so resume/load/predict accept it without asking."""
     run.write_config(cfg.to_yaml_dict())
-    sign_run(run.path)
+    sign_written(run.path)
 
 
 def discard_run_folder(path: Path, *, parent: Path | None) -> None:
@@ -203,14 +221,19 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
             f"early_stop.patience to wait longer, or set early_stop.enabled=false to train every epoch)")
         run.log_event("early_stop_reset", step=state.step, bad_evals=tracker.bad_evals, patience=tracker.patience)
         tracker.bad_evals = 0
-    if finished(ctx.cfg, state, planned_steps(ctx.cfg, ctx.train_loader)):
+    loader = ctx.train_loader
+    if finished(state, total_steps=planned_steps(ctx.cfg, loader), epochs=epoch_limit(ctx.cfg, loader)):
         ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
                              f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
-    if state.samples_in_epoch and not isinstance(ctx.train_loader.sampler, EpochSampler):
-        # A DataLoader built outside torchwise cannot be started mid-epoch: replay the epoch.
-        ctx.progress.message("warning: this DataLoader cannot restart mid-epoch; epoch "
-                             f"{state.epoch + 1} starts over (pass the Dataset for an exact resume)")
-        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch)
+    # Mid-epoch, the data must start where the checkpoint left it: an EpochSampler starts at
+    # samples_in_epoch by itself, a stateful stream takes its saved state; anything else replays.
+    mid_epoch = state.samples_in_epoch > 0
+    if mid_epoch and not isinstance(loader.sampler, EpochSampler) and \
+            not restore_loader(loader, checkpoint.training_state.get("data")):
+        hint = resume_hint(loader) if is_stream(loader) else "pass the Dataset for an exact resume"
+        ctx.progress.message(f"warning: this {'stream' if is_stream(loader) else 'DataLoader'} cannot restart "
+                             f"mid-epoch; epoch {state.epoch + 1} starts over ({hint})")
+        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch, hint=hint)
         state.samples_in_epoch = 0
     changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
     if changed:
@@ -261,6 +284,12 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
+    check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)
+    if workers_repeat(train_loader):
+        run.log_event("stream_not_sharded", num_workers=train_loader.num_workers)
+        view.message(f"warning: the first batches of two of the {train_loader.num_workers} workers are the same: "
+                     "the stream does not shard itself, so every sample is read once per worker; split it in "
+                     "__iter__ with torch.utils.data.get_worker_info() (see README, Training from a stream)")
     found = preflight(model, task, data, {"training": train_loader, "validation": val_loader},
                       device=device, precision=precision)
     if found.float64_to is not None:
@@ -377,7 +406,10 @@ def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
 
 def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
                    samples_before: int = 0) -> dict[str, Any]:
-    """The closing summary; speed counts the samples of this process only (after a resume too)."""
+    """The closing summary; speed counts the samples of this process only (after a resume too).
+
+    ``wall_seconds`` here is this process's; the caller replaces it with the run's total.
+    """
     wall = time.time() - started
     summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
                                "steps": state.step, "samples": state.samples_total,
