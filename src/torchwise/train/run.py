@@ -33,6 +33,15 @@ from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
+from torchwise.train.distributed import (
+    Distributed,
+    check_metrics,
+    rank_run_folder,
+    shard_loader,
+    start_distributed,
+    stop_distributed,
+    wrap_model,
+)
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer, build_scheduler
@@ -108,11 +117,28 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     objects.record(cfg)
     check_rebuildable(cfg, objects)
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
+    dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
+    try:
+        run = rank_run_folder(dist, lambda: open_run_folder(cfg, runs_dir=runs_dir, name=name, resume_dir=resume_dir))
+        return train_in_folder(cfg, run=run, dist=dist, model=model, train_data=train_data, val_data=val_data,
+                               progress=progress if dist is None or dist.is_main else "off",
+                               resume_dir=resume_dir, objects=objects)
+    finally:
+        stop_distributed(dist)
+
+
+def open_run_folder(cfg: RunConfig, *, runs_dir: Path | None, name: str | None,
+                    resume_dir: Path | None) -> RunFolder:
     if resume_dir is not None:
-        run = RunFolder(resume_dir)
-    else:
-        run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
-        run.write_config(cfg.to_yaml_dict())
+        return RunFolder(resume_dir)
+    run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
+    run.write_config(cfg.to_yaml_dict())
+    return run
+
+
+def train_in_folder(cfg: RunConfig, *, run: RunFolder, dist: Distributed | None, model: nn.Module | None,
+                    train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
+                    progress: str | None, resume_dir: Path | None, objects: UserObjects) -> RunResult:
     started = time.time()
     summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
     run.write_summary(summary)
@@ -123,11 +149,12 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         if cfg.log.tensorboard:
             run.enable_tensorboard()
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
-                            objects=objects)
+                            objects=objects, dist=dist)
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
-        with stop_on_signals(ctx.stop_requested):
+        # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
+        with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
             train(ctx, state)
     except NonFiniteStep as err:
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
@@ -184,7 +211,7 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
 
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
                   train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
-                  objects: UserObjects) -> LoopContext:
+                  objects: UserObjects, dist: Distributed | None = None) -> LoopContext:
     """Everything the loop needs, built in order and checked before the first step."""
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
@@ -192,7 +219,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     builtin = model is None and cfg.model.target is None
     data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=builtin)
     record_data(run, view, data)
-    device = pick_device(cfg.train.device)
+    device = dist.device if dist else pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     if model is None:
         if builtin and data.out_features is None:
@@ -229,20 +256,27 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         run.log_event("metrics_dropped", metrics=found.dropped_metrics,
                       reason="the model's own loss: its output does not fit the built-in metrics")
     forward = torch.compile(model) if cfg.train.compile else model
+    if dist is not None:
+        forward = wrap_model(dist, forward, cfg=cfg, precision=precision)
+        shard_loader(dist, train_loader, what="training")
+        if val_loader is not None:
+            shard_loader(dist, val_loader, what="validation")
+        check_metrics(task.metrics)
     optimizer = build_optimizer(model, cfg.optim, factory=objects.optimizer, base_dir=cfg.base_dir)
     scheduler = build_scheduler(optimizer, cfg.schedule, factory=objects.scheduler, base_dir=cfg.base_dir)
     check_monitor(cfg, run, task, has_val=val_loader is not None)
     mode = monitor_mode(cfg.train.monitor, cfg.train.monitor_mode)
     # Without early stopping the tracker still picks the best checkpoint; it just never stops.
     patience = cfg.early_stop.patience if cfg.early_stop.enabled else sys.maxsize
-    run.write_json("env.json", environment(device=device, precision=precision, cfg=cfg))
+    run.write_json("env.json", environment(device=device, precision=precision, cfg=cfg, dist=dist))
     return LoopContext(
         cfg=cfg, model=model, forward=forward, optimizer=optimizer, scaler=precision.make_scaler(),
         task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
-        checkpoints=Checkpointer(cfg, directory=run.checkpoints) if cfg.checkpoint.enabled else None,
-        scheduler=scheduler, float64_to=found.float64_to,
+        checkpoints=Checkpointer(cfg, directory=run.checkpoints)
+        if cfg.checkpoint.enabled and (dist is None or dist.is_main) else None,
+        scheduler=scheduler, float64_to=found.float64_to, dist=dist,
     )
 
 
@@ -279,13 +313,17 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
                                f"{', '.join(produced)}; add a metric with task.metrics (or fit(metrics=...))")
 
 
-def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -> dict[str, Any]:
+def environment(*, device: torch.device, precision: Precision, cfg: RunConfig,
+                dist: Distributed | None = None) -> dict[str, Any]:
     import numpy
 
     env = {"torchwise": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
            "python": platform.python_version(), "platform": platform.platform(),
            "device": str(device), "precision": precision.name, "cuda": torch.version.cuda,
            "threads": torch.get_num_threads(), "argv": sys.argv, "git_commit": git_commit(cfg.base_dir)}
+    env["world_size"], env["backend"] = (dist.world, dist.backend) if dist else (1, None)
+    if dist is not None:
+        env["distributed"] = dist.kind
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
     # The doctor's bug-report facts (driver, builds, packages); the checks themselves are not run.
@@ -311,11 +349,15 @@ def git_commit(folder: Path | None) -> str | None:
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
-    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step."""
+def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iterator[None]:
+    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step.
+
+    Under torchrun (``escalate`` off) a second signal is not the user insisting: a Ctrl-C reaches
+    each rank from the terminal and again from torchrun, which kills the ranks itself if they linger.
+    """
     def handler(signum: int, _: Any) -> None:
         name = signal.Signals(signum).name
-        if stop_requested:  # a second Ctrl-C: the user means it
+        if stop_requested and escalate:  # a second Ctrl-C: the user means it
             raise KeyboardInterrupt
         stop_requested.append(name)
 
