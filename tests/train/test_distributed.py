@@ -137,3 +137,37 @@ def test_a_killed_rank_stops_the_run_and_resume_completes(tmp_path):
     assert code == 0, output
     summary = json.loads((runs / "broken" / "summary.json").read_text())
     assert summary["status"] == "completed" and summary["steps"] == 90
+
+
+def test_fsdp_two_processes_equal_one_process_resume_through_dcp_and_load_consolidated(tmp_path):
+    config = write_config(tmp_path)
+    runs = tmp_path / "runs"
+    code, output = finish(torchrun(2, "train", str(config), "train.distributed=fsdp", "--run-dir", str(runs),
+                                   "--name", "whole"))
+    assert code == 0, output
+    one = single("train", str(config), "train.batch_size=32", "--run-dir", str(runs), "--name", "one")
+    assert one.returncode == 0, one.stderr
+    whole, reference = weights(runs / "whole"), weights(runs / "one")
+    for key in reference:
+        torch.testing.assert_close(whole[key], reference[key], rtol=0, atol=1e-5)
+    last = runs / "whole" / "checkpoints" / "last"
+    assert {".metadata", "__0_0.distcp", "__1_0.distcp", "meta.json"} <= {p.name for p in last.iterdir()}
+    # The consolidated weights are a plain state dict: the model loads them without torch.distributed.
+    from torchwise.checkpoints.checkpoint import load_checkpoint
+    from torchwise.models.builtin import mlp
+
+    model = mlp(64, 10, hidden=[32])
+    model.load_state_dict(load_checkpoint(runs / "whole" / "checkpoints" / "best").model_state)
+    torch.testing.assert_close(model.state_dict(), weights(runs / "whole"))  # best is the last epoch here
+    # Stopped mid-epoch, resumed from the DCP checkpoint: the same weights as the whole run.
+    process = torchrun(2, "train", str(config), "train.distributed=fsdp", "--run-dir", str(runs), "--name", "stopped")
+    wait_for_step(runs / "stopped", 10, process)
+    os.killpg(process.pid, signal.SIGTERM)
+    finish(process)
+    summary = json.loads((runs / "stopped" / "summary.json").read_text())
+    assert summary["status"] == "interrupted" and summary["reason"] == "stopped by SIGTERM"
+    code, output = finish(torchrun(2, "resume", str(runs / "stopped")))
+    assert code == 0, output
+    resumed = weights(runs / "stopped")
+    for key in whole:
+        torch.testing.assert_close(resumed[key], whole[key], rtol=0, atol=1e-6)

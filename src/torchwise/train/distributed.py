@@ -6,7 +6,8 @@ own: `init_process_group`, `DistributedDataParallel`, `fully_shard`, `all_reduce
 only decides when each is called. The loop calls these functions by name:
 
     start_distributed(cfg)              init_process_group (nccl on CUDA, gloo on CPU), device per local rank
-    wrap_model(dist, model, ...)        DDP, or fully_shard per block (FSDP2)
+    ddp_model(dist, model)              DDP around the model
+    shard_model(model, ...)             or fully_shard per block (FSDP2), in place
     shard_loader(dist, loader)          each rank reads its slice of the same (seed, epoch) permutation
     step_samples(dist, n)               samples of the step over all ranks (the loss weights)
     grad_sync(dist, module, last=...)   no_sync on all but the last micro-batch of a window
@@ -158,12 +159,49 @@ def rank_run_folder(dist_info: Distributed | None, open_folder: Callable[[], Run
     return run if run is not None else SilentRun(Path(shared[0]))
 
 
-def wrap_model(dist_info: Distributed, model: nn.Module, *, cfg: RunConfig, precision: Any) -> nn.Module:
-    """DDP around the model (FSDP2 shards it in place: see `shard_model`)."""
+def ddp_model(dist_info: Distributed, model: nn.Module) -> nn.Module:
+    """DDP around the model (it broadcasts rank 0's weights, then all-reduces gradients in buckets)."""
     from torch.nn.parallel import DistributedDataParallel
 
     device_ids = [dist_info.device.index] if dist_info.device.type == "cuda" else None
     return DistributedDataParallel(model, device_ids=device_ids)
+
+
+def shard_model(model: nn.Module, *, cfg: RunConfig, precision: Any) -> None:
+    """`fully_shard` each block (module classes named by train.fsdp_blocks, else the top-level children
+    with parameters), then the root; parameters in the precision's dtype, gradients reduced in fp32."""
+    from fnmatch import fnmatch
+
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    if precision.name == "fp16":
+        raise ConfigError("train.precision=fp16 is not supported with train.distributed=fsdp",
+                          hint="use bf16 (no loss scaling needed) or fp32")
+    dtype = {"bf16": torch.bfloat16}.get(precision.name)
+    policy = MixedPrecisionPolicy(param_dtype=dtype, reduce_dtype=torch.float32 if dtype else None)
+    patterns = cfg.train.fsdp_blocks
+    if patterns:
+        blocks = [m for m in model.modules() if m is not model
+                  and any(fnmatch(type(m).__name__, pattern) for pattern in patterns)]
+        if not blocks:
+            names = sorted({type(m).__name__ for m in model.modules()})
+            raise ConfigError(f"train.fsdp_blocks={patterns} matches no module of the model",
+                              hint=f"name module classes of the model: {', '.join(names[:12])}")
+    else:
+        blocks = [child for child in model.children() if any(True for _ in child.parameters())]
+    for block in blocks:
+        fully_shard(block, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+
+
+def local_tensors(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
+    """This rank's shards of FSDP2's DTensor gradients (plain tensors pass through)."""
+    return [t.to_local() if hasattr(t, "to_local") else t for t in tensors]
+
+
+def clip_shards(grads: list[torch.Tensor], *, max_norm: float, total_norm: float) -> None:
+    """clip_grad_norm_'s scaling on this rank's gradient shards, with the norm over all ranks."""
+    torch._foreach_mul_(grads, min(1.0, max_norm / (total_norm + 1e-6)))
 
 
 def shard_loader(dist_info: Distributed, loader: DataLoader, *, what: str) -> None:
@@ -195,6 +233,9 @@ def step_samples(dist_info: Distributed | None, samples: int, device: torch.devi
 
 def grad_sync(dist_info: Distributed | None, module: nn.Module, *, last: bool) -> contextlib.AbstractContextManager:
     """Gradients are all-reduced only after the last micro-batch of an accumulation window."""
+    if dist_info is not None and dist_info.kind == "fsdp":
+        module.set_requires_gradient_sync(last)  # type: ignore[operator]
+        return contextlib.nullcontext()
     if dist_info is None or last:
         return contextlib.nullcontext()
     return module.no_sync()  # type: ignore[operator]
@@ -233,6 +274,8 @@ def reduce_eval(dist_info: Distributed, *, loss_sum: torch.Tensor, count: int,
     """Sum each rank's validation shard: the loss, the sample count and each metric's running sums."""
     import torch.distributed as dist
 
+    if dist_info.kind == "fsdp":  # every rank evaluated the whole set (sharded forwards run in step)
+        return loss_sum, count
     totals = torch.stack([loss_sum.double(), torch.tensor(float(count), dtype=torch.float64,
                                                           device=loss_sum.device)])
     with collective(dist_info, "reducing validation"):

@@ -32,7 +32,14 @@ from torchwise.data.batch import call_model, count_samples, output_logits, split
 from torchwise.data.loaders import EpochSampler, start_epoch
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
-from torchwise.train.distributed import grad_sync, reduce_eval, reduce_step, step_samples
+from torchwise.train.distributed import (
+    clip_shards,
+    grad_sync,
+    local_tensors,
+    reduce_eval,
+    reduce_step,
+    step_samples,
+)
 from torchwise.train.oom import shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr, steps_on_metric
 from torchwise.train.schedules import lr_factor
@@ -185,7 +192,7 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
             scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
         micro_losses.append(loss.detach().float())
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
-    grads = [p.grad for p in ctx.params if p.grad is not None]
+    grads = local_tensors([p.grad for p in ctx.params if p.grad is not None])  # FSDP: this rank's shards
     # 6-7. One read from the device per step gives the loss, the gradient norm, the finite
     # check and the clipping decision (logging then reads nothing more). Under fp16 the scaler
     # owns inf/NaN gradients: it skips the step and lowers the scale.
@@ -204,7 +211,10 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
         scaler.update()  # closes this step's unscale_, or the next step's unscale_ refuses to run
         return None, norm_value, step_total
     max_norm = cfg.train.clip_grad_norm
-    if max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
+    sharded = ctx.dist is not None and ctx.dist.kind == "fsdp"
+    if sharded and max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
+        clip_shards(grads, max_norm=max_norm, total_norm=norm_value)
+    elif max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
         # clip_grad_norm_'s own arithmetic (its float32 total norm), only when it would clip
         total = torch.linalg.vector_norm(torch.stack(norms))
         torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, total, foreach=True)
@@ -231,7 +241,8 @@ class NonFiniteStep(RunFailed):
 def evaluate(ctx: LoopContext) -> dict[str, float]:
     """Mean loss (over samples) and metrics over the validation set, under eval() and inference_mode()."""
     assert ctx.val_loader is not None
-    # Under DDP each rank evaluates its shard on the plain module (DDP's forward would sync buffers).
+    # Under DDP each rank evaluates its shard on the plain module (DDP's forward would sync buffers);
+    # under FSDP every rank evaluates the whole set on the sharded module.
     module = ctx.model if ctx.dist is not None and ctx.dist.kind == "ddp" else ctx.forward
     module.eval()
     metrics = ctx.task.metrics

@@ -36,11 +36,12 @@ from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.distributed import (
     Distributed,
     check_metrics,
+    ddp_model,
     rank_run_folder,
     shard_loader,
+    shard_model,
     start_distributed,
     stop_distributed,
-    wrap_model,
 )
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
@@ -255,11 +256,13 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if found.dropped_metrics:
         run.log_event("metrics_dropped", metrics=found.dropped_metrics,
                       reason="the model's own loss: its output does not fit the built-in metrics")
+    if dist is not None and dist.kind == "fsdp":
+        shard_model(model, cfg=cfg, precision=precision)  # in place, before the optimizer sees the parameters
     forward = torch.compile(model) if cfg.train.compile else model
     if dist is not None:
-        forward = wrap_model(dist, forward, cfg=cfg, precision=precision)
+        forward = ddp_model(dist, forward) if dist.kind == "ddp" else forward
         shard_loader(dist, train_loader, what="training")
-        if val_loader is not None:
+        if val_loader is not None and dist.kind == "ddp":  # FSDP: every rank runs every forward
             shard_loader(dist, val_loader, what="validation")
         check_metrics(task.metrics)
     optimizer = build_optimizer(model, cfg.optim, factory=objects.optimizer, base_dir=cfg.base_dir)
@@ -274,8 +277,9 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
-        checkpoints=Checkpointer(cfg, directory=run.checkpoints)
-        if cfg.checkpoint.enabled and (dist is None or dist.is_main) else None,
+        # DDP: rank 0 saves; FSDP: every rank writes its shard, rank 0 the rest.
+        checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main)
+        if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
     )
 
