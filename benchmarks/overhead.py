@@ -5,7 +5,9 @@ machine noise hits them alike. Each repeat times every variant twice, for 1 and 
 epochs: the difference divided by E is the time of an epoch, free of start-up; what is left
 of the 1-epoch time is the start-up (building the run folder, the first checkpoint's imports,
 Lightning's Trainer). The table gives medians and ratios to the hand loop. Lightning and
-Accelerate join when the `bench` extra is installed.
+Accelerate join when the `bench` extra is installed. Two rows read the same samples as a
+stream (an IterableDataset, one sample at a time): torchwise against a hand loop over that
+same stream, whose ratio is printed below the table.
 
     python benchmarks/overhead.py [--repeats 7] [--epochs 3] [--per-sample] [--json PATH]
 """
@@ -50,17 +52,38 @@ class Samples(torch.utils.data.Dataset):
         return self.x[index], self.y[index]
 
 
+class Stream(torch.utils.data.IterableDataset):
+    """The same tensors as a stream: one seeded shuffle per pass, one sample at a time."""
+
+    def __init__(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        self.x, self.y = x, y
+        self.passes = 0
+
+    def __iter__(self):
+        self.passes += 1
+        order = torch.randperm(len(self.y), generator=torch.Generator().manual_seed(self.passes))
+        return ((self.x[i], self.y[i]) for i in order.tolist())
+
+
+def as_stream(data: torch.utils.data.Dataset) -> Stream:
+    x, y = data.tensors if isinstance(data, TensorDataset) else (data.x, data.y)
+    return Stream(x, y)
+
+
 def make_model() -> nn.Module:
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                          nn.Linear(256, CLASSES))
 
 
-def hand_loop(data: TensorDataset, epochs: int) -> None:
+def hand_loop(data: TensorDataset, epochs: int, *, stream: bool = False) -> None:
     """The seeds' loop: zero_grad, forward, loss, backward, step."""
     model = make_model()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    loader = DataLoader(data, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0))
+    if stream:
+        loader = DataLoader(as_stream(data), batch_size=BATCH)
+    else:
+        loader = DataLoader(data, batch_size=BATCH, shuffle=True, generator=torch.Generator().manual_seed(0))
     for _ in range(epochs):
         model.train()
         for x, y in loader:
@@ -70,7 +93,7 @@ def hand_loop(data: TensorDataset, epochs: int) -> None:
             optimizer.step()
 
 
-def torchwise_fit(data: TensorDataset, epochs: int, *, minimal: bool) -> None:
+def torchwise_fit(data: TensorDataset, epochs: int, *, minimal: bool, stream: bool = False) -> None:
     import torchwise
 
     config: dict = {"train": {"epochs": epochs, "batch_size": BATCH}, "log": {"progress": "bar"}}
@@ -79,7 +102,7 @@ def torchwise_fit(data: TensorDataset, epochs: int, *, minimal: bool) -> None:
                   "schedule": {"name": "constant"}, "checkpoint": {"enabled": False},
                   "log": {"progress": "off", "every_n_steps": 10_000}}
     with tempfile.TemporaryDirectory() as runs:
-        torchwise.fit(make_model(), data, config=config, runs_dir=runs)
+        torchwise.fit(make_model(), as_stream(data) if stream else data, config=config, runs_dir=runs)
 
 
 def lightning_fit(data: TensorDataset, epochs: int) -> None:
@@ -131,6 +154,8 @@ def available_variants() -> dict[str, Callable[[TensorDataset, int], None]]:
         "hand loop": hand_loop,
         "torchwise defaults": lambda d, e: torchwise_fit(d, e, minimal=False),
         "torchwise minimal": lambda d, e: torchwise_fit(d, e, minimal=True),
+        "hand loop, stream": lambda d, e: hand_loop(d, e, stream=True),
+        "torchwise, stream": lambda d, e: torchwise_fit(d, e, minimal=True, stream=True),
     }
     try:
         import lightning  # noqa: F401
@@ -188,9 +213,12 @@ def main() -> None:
     for row in rows:
         print(f"{row['variant']:<20} {row['median_epoch_s']:>9.4f} {row['ratio']:>6.3f}x "
               f"{row['median_startup_s']:>11.3f}")
+    stream_ratio = statistics.median(epoch_times["torchwise, stream"]) / statistics.median(
+        epoch_times["hand loop, stream"])
+    print(f"stream: torchwise (minimal) / hand loop over the same stream = {stream_ratio:.3f}x")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps({"machine": machine, "epochs": args.epochs, "repeats": args.repeats,
-                                     "rows": rows}, indent=2))
+                                     "rows": rows, "stream_ratio": stream_ratio}, indent=2))
 
 
 if __name__ == "__main__":

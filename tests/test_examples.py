@@ -21,12 +21,12 @@ def train(tmp_path: Path, config: Path, *overrides: str) -> Path:
     return run
 
 
-def test_digits_reaches_97_percent_within_a_minute(tmp_path):
+def test_digits_reaches_97_percent(tmp_path):
+    # No wall-clock bound: one broke on a busy machine; the README quotes the demo's time.
     run = train(tmp_path, EXAMPLES / "digits.yaml")
     summary = json.loads((run / "summary.json").read_text())
     assert summary["best"]["metric"] == "val_accuracy"
     assert summary["best"]["value"] >= 0.97
-    assert summary["wall_seconds"] < 60
     best = load_checkpoint(run / "checkpoints" / "best")
     assert best.meta["step"] == summary["best"]["step"]
 

@@ -40,4 +40,10 @@ def test_import_torchwise_does_not_import_torch():
 
 
 def test_help_is_fast():
-    assert min(run_time([sys.executable, "-m", "torchwise", "--help"]) for _ in range(3)) < 0.3
+    """A ratio to `import torch` measured alongside, so a busy machine slows both alike: --help
+    takes ~0.15 s where torch takes ~1.5 s here (README); 0.4x would mean torch got imported."""
+    times: dict[str, list[float]] = {"help": [], "torch": []}
+    for _ in range(3):
+        times["help"].append(run_time([sys.executable, "-m", "torchwise", "--help"]))
+        times["torch"].append(run_time(TORCH))
+    assert min(times["help"]) / min(times["torch"]) <= 0.4, times

@@ -32,12 +32,16 @@ def sandbox(tmp_path, monkeypatch) -> Path:
 
 
 def test_python_blocks_run(sandbox):
-    (code,) = [block for block in blocks("python") if ">>>" not in block]
+    """In order, in one namespace, as a reader following along: train, then load and predict."""
+    train_block, load_block = [block for block in blocks("python") if ">>>" not in block]
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)
+    exec(compile(train_block, "README.md", "exec"), namespace)
     result = namespace["result"]
     assert result.status == "completed"
     assert result.best["metric"] == "val_accuracy" and result.best["value"] >= 0.95
+    exec(compile(load_block, "README.md", "exec"), namespace)
+    assert namespace["predicted"].tolist() == [1, 0, 0]  # same-sign quadrants are class 1
+    assert not namespace["model"].training
 
 
 def test_doctest_examples_run():

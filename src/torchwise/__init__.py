@@ -18,20 +18,30 @@ __version__ = "0.1.0"
 _LAZY: dict[str, str] = {
     "TorchwiseError": "torchwise.errors:TorchwiseError",
     "fit": "torchwise.api:fit",
+    "load_model": "torchwise.checkpoints.load:load_model",
     "load_config": "torchwise.config:load_config",
     "RunConfig": "torchwise.config:RunConfig",
     "RunResult": "torchwise.train.run:RunResult",
+    "WeightsMismatch": "torchwise.errors:WeightsMismatch",
     "doctor": "torchwise.env:doctor",
     "explain": "torchwise.diagnose.errors:explain",
     "Explanation": "torchwise.diagnose.explanation:Explanation",
     # not "lint": that name is the torchwise.lint subpackage
     "lint_paths": "torchwise.lint.engine:lint_paths",
+    "summary": "torchwise.diagnose.summary:summary",
+    # not "diagnose": that name is the torchwise.diagnose subpackage
+    "diagnose_run": "torchwise.diagnose.run_diagnosis:diagnose_run",
     # not "export": that name is the torchwise.export subpackage
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
 }
 
 __all__ = ["__version__", *_LAZY]
+
+
+def __dir__() -> list[str]:
+    """The lazily loaded names too, so that ``dir(torchwise)`` and tab completion show them."""
+    return sorted({*globals(), *_LAZY})
 
 
 def __getattr__(name: str) -> Any:

@@ -22,7 +22,7 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
         config: RunConfig | dict[str, Any] | str | Path | None = None,
         overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
         quiet: bool = False, resume: str | Path | None = None, loss: Any = None, optimizer: Any = None,
-        scheduler: Any = None, metrics: dict[str, Any] | None = None) -> Any:
+        scheduler: Any = None, metrics: dict[str, Any] | None = None, trust_code: bool = False) -> Any:
     """Train ``model`` with every torchwise default on, and write a run folder.
 
     ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
@@ -43,14 +43,27 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
     config.yaml records each by qualified name (and arguments where it can, with a note where it
     cannot). ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
     (``overrides`` may only extend it); pass the same model class, data and objects as the first time.
+    Code the run's config names beyond them (a loss target) is imported only from a run folder you
+    wrote, or with ``trust_code=True`` (see "Sharing runs safely" in the README).
+    A ``config`` or ``name`` next to ``resume`` is refused: the run's own config.yaml decides.
     """
     from torchwise.train.run import UserObjects, run_training
 
     objects = UserObjects(loss=loss, optimizer=optimizer, scheduler=scheduler, metrics=metrics)
+    if resume is not None and (config is not None or name is not None):
+        from torchwise.errors import ConfigError
+
+        given = " and ".join(arg for arg, value in (("config", config), ("name", name)) if value is not None)
+        raise ConfigError(f"fit(resume=...) continues the run with its own config.yaml; {given} would be ignored",
+                          hint="drop it, and pass what may change as overrides, e.g. "
+                               "overrides=['train.epochs=40', 'early_stop.patience=10']")
     if resume is not None:
         from torchwise.train.resume import load_run_config
 
-        cfg = load_run_config(Path(resume), list(overrides))
+        # What you pass again is not imported from the config (nor checked by the trust gate).
+        passed = {"task.loss": loss, "optim": optimizer, "schedule": scheduler, "task.metrics": metrics}
+        skip = ("model", "data", *(section for section, obj in passed.items() if obj is not None))
+        cfg = load_run_config(Path(resume), list(overrides), trust_code=trust_code, skip=skip)
         return run_training(cfg, resume_dir=Path(resume), model=model, train_data=train_data,
                             val_data=val_data, progress="off" if quiet else None, objects=objects)
     # A copy: the run records its own choices (data source, a changed monitor, OOM splits) in it.

@@ -240,6 +240,15 @@ class LogConfig(_Section):
         return {False: "off", True: "auto"}.get(value, value) if isinstance(value, bool) else value
     tensorboard: bool = False
     """Also write TensorBoard scalars to the run folder (needs the `tensorboard` extra)."""
+    mlflow: bool = False
+    """Also log params, metrics and the run folder to MLflow (needs the `mlflow` extra)."""
+    mlflow_uri: str | None = None
+    """MLflow tracking URI; default: a local file store `mlruns/` beside the run folders."""
+    mlflow_experiment: str = "torchwise"
+    """The MLflow experiment the runs go to."""
+    grad_stats_every: int | None = Field(50, ge=1)
+    """Every N optimizer steps, log per-layer gradient norms, update/weight ratios and dead units
+    (one extra device read on that step); null turns it off."""
 
 
 class RunConfig(_Section):
@@ -294,20 +303,24 @@ def load_config(
     Values are parsed as YAML scalars, so ``train.epochs=20`` is an int and ``model.kwargs={hidden: [64]}``
     a mapping. Unknown keys name the closest valid key; bad values name the field and what it allows.
     """
-    import yaml
 
     raw: dict[str, Any] = dict(base or {})
     base_dir: Path | None = None
     if path is not None:
         path = Path(path)
+        if path.is_dir():
+            found = sorted(p.name for p in path.glob("*.y*ml"))[:3]
+            raise ConfigError(f"{str(path)!r} is a folder, not a config file",
+                              hint=f"pass a YAML file in it ({', '.join(found)})" if found else
+                              "pass the path of a YAML file, e.g. examples/digits.yaml")
         if not path.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist",
                               hint="pass the path of a YAML file, e.g. examples/digits.yaml")
-        try:
-            loaded = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{path} is not valid YAML: {err}",
-                              hint="check the indentation and the colons near that line") from None
+        loaded = read_yaml(path)
+        if loaded is None:  # empty, or only comments: training the defaults here would be a surprise
+            raise ConfigError(f"{path} is empty",
+                              hint="write the sections you want (data:, model:, train:); "
+                                   "see examples/digits.yaml, or write {} to train every default")
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path} must hold a mapping of sections (data:, model:, ...)",
                               hint="see examples/digits.yaml for the shape")
@@ -324,6 +337,22 @@ def load_config(
         if cfg.name is None:
             cfg.name = path.stem if isinstance(path, Path) else None
     return cfg
+
+
+def read_yaml(path: Path) -> Any:
+    """The YAML document in ``path``; a syntax error names the file, line and column."""
+    import yaml
+
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err)
+        context = getattr(err, "context", None)
+        raise ConfigError(f"{where}: not valid YAML: {problem}" + (f" ({context})" if context else ""),
+                          hint="check that line and the one above: indentation, colons, "
+                               "closing brackets and quotes") from None
 
 
 def apply_override(raw: dict[str, Any], override: str) -> None:

@@ -46,8 +46,28 @@ class CheckpointError(TorchwiseError):
     """A checkpoint is missing, corrupt, or belongs to another model or config."""
 
 
+class WeightsMismatch(CheckpointError):
+    """Saved weights do not fit a model; ``report`` (a `WeightsReport`) lists every key."""
+
+    def __init__(self, message: str, *, report: object, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.report = report
+
+
 class ResumeError(TorchwiseError):
     """A run cannot be resumed as asked (changed config, overrides that rewrite history)."""
+
+
+class RunLocked(TorchwiseError):
+    """Another live process is writing this run folder (it holds the folder's `.lock`)."""
+
+
+class TrustError(TorchwiseError):
+    """The run-signing key cannot be used (readable by others, not a key torchwise wrote)."""
+
+
+class UntrustedCodeError(TorchwiseError):
+    """A run folder or artefact this user did not sign would run code, and the user has not accepted it."""
 
 
 class RunFailed(TorchwiseError):

@@ -2,11 +2,18 @@
 
 >>> resolve_target("math:sqrt")(9.0)
 3.0
+>>> resolve_factory("subprocess:Popen", search_dir=None, makes=(dict,), what="a mapping")
+Traceback (most recent call last):
+...
+torchwise.errors.TargetError: subprocess:Popen is the class Popen, not a mapping
+hint: point it at a subclass of dict, or at a function that returns a mapping
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,18 +62,63 @@ def resolve_target(target: str, *, search_dir: Path | None = None) -> Any:
     return obj
 
 
-def build_object(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None) -> Any:
-    """The object a config names: a class is instantiated with ``kwargs``; a function is returned
-    with ``kwargs`` bound (``functools.partial``), or as it is without them.
+def resolve_factory(target: str, *, search_dir: Path | None, makes: tuple[type, ...], what: str,
+                    instances: bool = False) -> Any:
+    """Resolve a target that a section will CALL, and refuse it before the call unless it can be
+    what the section needs: a class must subclass one of ``makes``; anything else must be a
+    function written in Python (a ``def``, a bound method, a ``functools.partial`` of one).
 
-    >>> build_object("fractions:Fraction", {"numerator": 3, "denominator": 6})
+    Why before: calling is where a hostile name acts (``os:system``, ``subprocess:Popen``), so
+    "returned X, not an nn.Module" after the call is too late. Built-in callables such as
+    ``os.system`` are not Python functions and are refused here. ``instances`` also accepts an
+    object that already is one of ``makes`` (a loss module instance).
+    """
+    obj = resolve_target(target, search_dir=search_dir)
+    if isinstance(obj, type):
+        if issubclass(obj, makes):
+            return obj
+        raise TargetError(f"{target} is the class {obj.__qualname__}, not {what}",
+                          hint=f"point it at a subclass of {' or '.join(m.__name__ for m in makes)}, "
+                               f"or at a function that returns {what}")
+    if instances and isinstance(obj, makes):
+        return obj
+    if _python_function(obj):
+        return obj
+    raise TargetError(f"{target} is {_kind(obj)}, not {what} or a Python function that returns one",
+                      hint=f"point it at a subclass of {' or '.join(m.__name__ for m in makes)} or a def "
+                           "that builds one")
+
+
+def _python_function(obj: Any) -> bool:
+    if isinstance(obj, functools.partial):
+        obj = obj.func
+    if inspect.ismethod(obj):
+        obj = obj.__func__
+    return inspect.isfunction(obj)
+
+
+def _kind(obj: Any) -> str:
+    if inspect.isbuiltin(obj) or inspect.isroutine(obj):
+        return f"the built-in callable {getattr(obj, '__qualname__', obj)!r}"
+    if inspect.ismodule(obj):
+        return f"the module {obj.__name__}"
+    return f"a {type(obj).__name__} object"
+
+
+def build_object(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None,
+                 makes: tuple[type, ...], what: str, instances: bool = False) -> Any:
+    """The object a config names: a class is instantiated with ``kwargs``; a function is returned
+    with ``kwargs`` bound (``functools.partial``), or as it is without them. Before anything is
+    called, the target must be what its section needs (`resolve_factory`: ``makes``, ``what``).
+
+    >>> import numbers
+    >>> build_object("fractions:Fraction", {"numerator": 3, "denominator": 6}, makes=(numbers.Number,),
+    ...              what="a number")
     Fraction(1, 2)
-    >>> build_object("textwrap:shorten", {"width": 10})("a few words here")
+    >>> build_object("textwrap:shorten", {"width": 10}, makes=(str,), what="text")("a few words here")
     'a [...]'
     """
-    import functools
-
-    obj = resolve_target(target, search_dir=search_dir)
+    obj = resolve_factory(target, search_dir=search_dir, makes=makes, what=what, instances=instances)
     kwargs = kwargs or {}
     try:
         if isinstance(obj, type):
@@ -77,12 +129,13 @@ def build_object(target: str, kwargs: dict[str, Any] | None = None, *, search_di
     return functools.partial(obj, **kwargs) if kwargs else obj
 
 
-def factory_of(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None) -> Any:
+def factory_of(target: str, kwargs: dict[str, Any] | None = None, *, search_dir: Path | None = None,
+               makes: tuple[type, ...], what: str) -> Any:
     """A callable that builds ``target`` from positional arguments plus the config's ``kwargs``
-    (an optimizer from parameter groups, a scheduler from an optimizer)."""
-    import functools
-
-    return functools.partial(resolve_target(target, search_dir=search_dir), **(kwargs or {}))
+    (an optimizer from parameter groups, a scheduler from an optimizer), checked first to be a
+    class or function that can make ``what``."""
+    factory = resolve_factory(target, search_dir=search_dir, makes=makes, what=what)
+    return functools.partial(factory, **(kwargs or {}))
 
 
 def record_of(obj: Any) -> dict[str, Any]:

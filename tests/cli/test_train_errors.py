@@ -1,4 +1,5 @@
-"""Bad input gets `error:` + `hint:`, exit 2, no traceback, and a run folder that says `failed`."""
+"""Bad input gets `error:` + `hint:`, exit 2, no traceback; a run that crashed mid-training
+leaves a folder that says `failed`, one that trained nothing leaves none."""
 
 from __future__ import annotations
 
@@ -42,10 +43,11 @@ def test_unknown_key_exits_2_without_traceback(tmp_path):
 def test_debug_shows_the_traceback(tmp_path, capsys):
     path = tmp_path / "cfg.yaml"
     path.write_text("optim:\n  lrr: 0.1\n")
-    from torchwise.errors import ConfigError
-
-    with pytest.raises(ConfigError):
+    with pytest.raises(SystemExit) as exit_:
         main(["--debug", "train", str(path)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "ConfigError" in err and "error: unknown config key 'optim.lrr'" in err
 
 
 def test_missing_data_file(tmp_path, capsys):
@@ -53,8 +55,7 @@ def test_missing_data_file(tmp_path, capsys):
     assert code == 2
     assert f"error: data file '{tmp_path / 'nowhere.csv'}' does not exist" in err
     assert "hint: check data.path" in err
-    summary = failed_summary(tmp_path)
-    assert summary["status"] == "failed" and "does not exist" in summary["reason"]
+    assert not (tmp_path / "runs").exists()  # nothing was trained: no failed run folder
 
 
 def test_csv_with_a_non_numeric_cell_names_row_and_column(tmp_path, capsys):
@@ -148,4 +149,4 @@ def test_debug_may_come_after_the_command(tmp_path):
     path.write_text("optim:\n  lrr: 0.1\n")
     out = subprocess.run([sys.executable, "-m", "torchwise", "train", str(path), "--debug"],
                          capture_output=True, text=True)
-    assert out.returncode == 1 and "Traceback" in out.stderr and "ConfigError" in out.stderr
+    assert out.returncode == 2 and "Traceback" in out.stderr and "ConfigError" in out.stderr

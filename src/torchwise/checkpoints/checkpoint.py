@@ -42,7 +42,7 @@ from torchwise.checkpoints.checkpoint_folder import (
 from torchwise.checkpoints.compare import compare_state_dicts
 from torchwise.checkpoints.state_codec import flatten_state, unflatten_state, view_key
 from torchwise.checkpoints.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
-from torchwise.errors import CheckpointError
+from torchwise.errors import CheckpointError, WeightsMismatch
 
 FORMAT = "torchwise-checkpoint"
 FORMAT_VERSION = 1
@@ -160,6 +160,16 @@ def load_checkpoint(directory: Path, *, map_location: str | torch.device = "cpu"
         return _load_folder(newer, map_location)
 
 
+def read_meta(directory: Path) -> dict[str, Any]:
+    """The checkpoint's meta.json, checksum verified, without reading the tensor files: what a
+    caller checks (config hash, step) before it builds anything."""
+    path = find_checkpoint(Path(directory))
+    if path is None:
+        raise CheckpointError(f"there is no checkpoint at {directory}", hint="check the run folder, or start a new run")
+    document = _read_meta(path / META_FILE)
+    return {key: value for key, value in document.items() if key not in ("training_state", "meta_sha256")}
+
+
 def verify_checkpoint(directory: Path) -> None:
     """All the checks of `load_checkpoint`; raises `CheckpointError` or returns None.
 
@@ -176,7 +186,7 @@ def verify_checkpoint(directory: Path) -> None:
 
 
 def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
-    """Raise `CheckpointError` where the checkpoint's weights do not fit ``model``
+    """Raise `WeightsMismatch` where the checkpoint's weights do not fit ``model``
     (missing or unexpected keys, other shapes); call it before ``model.load_state_dict``.
 
     >>> import tempfile
@@ -187,13 +197,14 @@ def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
     >>> check_compatible(load_checkpoint(last), torch.nn.Linear(3, 1))
     Traceback (most recent call last):
     ...
-    torchwise.errors.CheckpointError: ... weight: file [1, 2] vs model [1, 3]
+    torchwise.errors.WeightsMismatch: ... weight: file [1, 2] vs model [1, 3]
     hint: ...
     """
     report = compare_state_dicts(model.state_dict(), checkpoint.model_state)
     if not report.ok:
-        raise CheckpointError(
+        raise WeightsMismatch(
             f"the checkpoint {checkpoint.path} belongs to another model: {report.describe()}",
+            report=report,
             hint="resume with the model config the run was started with, or use model.init_from "
             "with strict: false to start a new run from the weights that fit",
         )

@@ -31,19 +31,30 @@ class WeightsReport:
         return not (self.missing or self.unexpected or self.shape_mismatches)
 
     def describe(self) -> str:
-        """One line per kind of problem, naming the first few keys."""
+        """One line per kind of problem, naming the first few keys and counting the rest.
+
+        >>> WeightsReport(unexpected=list("abcdef")).describe()
+        "unexpected keys (6): ['a', 'b', 'c', 'd', 'e'] and 1 more"
+        """
         parts = []
         if self.missing:
-            parts.append(f"missing keys ({len(self.missing)}): {self.missing[:_SHOWN]}")
+            parts.append(f"missing keys ({len(self.missing)}): {self.missing[:_SHOWN]}{_more(self.missing)}")
         if self.unexpected:
-            parts.append(f"unexpected keys ({len(self.unexpected)}): {self.unexpected[:_SHOWN]}")
+            parts.append(f"unexpected keys ({len(self.unexpected)}): "
+                         f"{self.unexpected[:_SHOWN]}{_more(self.unexpected)}")
         if self.shape_mismatches:
             shown = ", ".join(
                 f"{key}: file {list(found)} vs model {list(wanted)}"
                 for key, found, wanted in self.shape_mismatches[:_SHOWN]
             )
-            parts.append(f"shape mismatches ({len(self.shape_mismatches)}): {shown}")
+            parts.append(f"shape mismatches ({len(self.shape_mismatches)}): {shown}"
+                         f"{_more(self.shape_mismatches)}")
         return "; ".join(parts) or "all keys match"
+
+
+def _more(items: list) -> str:
+    """Beyond the first `_SHOWN`: how many more, so that a count never disagrees with its list."""
+    return f" and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
 
 
 def compare_state_dicts(

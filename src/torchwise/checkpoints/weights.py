@@ -15,7 +15,7 @@ import torch
 
 from torchwise.checkpoints.checkpoint import load_checkpoint
 from torchwise.checkpoints.compare import WeightsReport, compare_state_dicts
-from torchwise.errors import CheckpointError
+from torchwise.errors import CheckpointError, WeightsMismatch
 
 _PICKLE_SUFFIXES = (".pt", ".pth", ".bin")
 # Where common tools nest the weights inside a saved dict.
@@ -26,7 +26,7 @@ def load_foreign_weights(model: torch.nn.Module, path: Path, *, strict: bool) ->
     """Load weights saved by another tool into ``model``; return how well they fit.
 
     With ``strict=True`` any missing key, unexpected key or shape mismatch raises
-    `CheckpointError` before the model is touched; with ``strict=False`` the matching
+    `WeightsMismatch` (a `CheckpointError`) before the model is touched; with ``strict=False`` the matching
     tensors are loaded and the report lists the rest.
 
     >>> import tempfile
@@ -40,8 +40,9 @@ def load_foreign_weights(model: torch.nn.Module, path: Path, *, strict: bool) ->
     found = _read_state_dict(path)
     report = compare_state_dicts(model.state_dict(), found)
     if strict and not report.ok:
-        raise CheckpointError(
+        raise WeightsMismatch(
             f"the weights in {path} do not fit the model: {report.describe()}",
+            report=report,
             hint="check that model.init_from names weights for this architecture, "
             "or set strict: false to load only the tensors that fit",
         )

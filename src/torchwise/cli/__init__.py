@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import importlib
 import sys
+import traceback
 
 import typer
 
-# name -> module; each module exposes `command`. Add a line here to add a command.
+# name -> module; each module exposes `command`, or `app` for a group of subcommands (tune).
+# Add a line here to add a command.
 COMMANDS: dict[str, str] = {
     "train": "torchwise.cli.train",
     "resume": "torchwise.cli.resume",
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "runs": "torchwise.cli.runs",
+    "diagnose": "torchwise.cli.diagnose",
+    "summary": "torchwise.cli.summary",
+    "report": "torchwise.cli.report",
+    "tune": "torchwise.cli.tune",
+    "profile": "torchwise.cli.profile",
+    "trust": "torchwise.cli.trust",
 }
 
 
@@ -34,12 +43,17 @@ def build_app() -> typer.Typer:
     @app.callback()
     def root(
         debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+        version: bool = typer.Option(False, "--version", help="Print the torchwise version and exit.",
+                                     is_eager=True, callback=print_version),
     ) -> None:
         """torchwise: train PyTorch models with every careful practice switched on."""
 
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        app.command(name)(module.command)
+        if hasattr(module, "app"):
+            app.add_typer(module.app, name=name)
+        else:
+            app.command(name)(module.command)
     return app
 
 
@@ -54,16 +68,29 @@ def main(argv: list[str] | None = None) -> None:
     try:
         build_app()(args=args, prog_name="torchwise", standalone_mode=True)
     except TorchwiseError as err:
-        if debug:
-            raise
+        if debug:  # the traceback as well, and the same exit code: scripts see the same outcome
+            traceback.print_exc()
         report_error(err)
         raise SystemExit(err.exit_code) from None
     except Exception as err:  # a bug, ours or in user code: short message, traceback with --debug
         if debug:
-            raise
-        print(f"error: unexpected {type(err).__name__}: {err}", file=sys.stderr)
-        print("hint: rerun with --debug for the traceback", file=sys.stderr)
+            traceback.print_exc()
+        from torchwise.cli.render import user_frame
+
+        where = user_frame(err)
+        print(f"error: unexpected {type(err).__name__}: {err}" + (f"\n  at {where}" if where else ""),
+              file=sys.stderr)
+        if not debug:
+            print("hint: rerun with --debug for the traceback", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def print_version(value: bool) -> None:
+    if value:
+        from torchwise import __version__
+
+        print(f"torchwise {__version__}")
+        raise typer.Exit()
 
 
 def report_error(err: BaseException) -> None:

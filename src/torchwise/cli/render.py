@@ -16,8 +16,32 @@ def run_or_explain(action: Callable[[], Any]) -> Any:
     except TorchwiseError:
         raise
     except Exception as err:
-        raise RunFailed(f"training crashed: {type(err).__name__}: {err}",
+        where = user_frame(err)
+        raise RunFailed(f"training crashed: {type(err).__name__}: {err}" + (f"\n  at {where}" if where else ""),
                         hint=explain_hint(err)) from err
+
+
+def user_frame(err: BaseException) -> str | None:
+    """``file:line in function`` and the line's code, for the innermost frame of the traceback
+    that is the user's own code: not torchwise, not the standard library, not an installed
+    package. Without --debug this is the one place a crash in a model's ``forward`` is named."""
+    import sysconfig
+    import traceback
+    from pathlib import Path
+
+    import torchwise
+
+    paths = sysconfig.get_paths()
+    ours = [Path(torchwise.__file__).resolve().parent,
+            *{Path(paths[key]).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib")}]
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if frame.filename.startswith("<"):
+            continue
+        file = Path(frame.filename).resolve()
+        if not any(file.is_relative_to(folder) for folder in ours):
+            code = f"\n    {frame.line}" if frame.line else ""
+            return f"{frame.filename}:{frame.lineno} in {frame.name}{code}"
+    return None
 
 
 def explain_hint(err: BaseException) -> str:
@@ -60,3 +84,18 @@ def print_run_result(result: Any) -> None:
     if summary["status"] == "interrupted":
         table.add_row("continue with", f"torchwise resume {result.run_dir}")
     Console().print(table)
+    print_diagnosis(result.run_dir)
+
+
+def print_diagnosis(run_dir: Any) -> None:
+    """The run's diagnosis.json: one line when healthy, each finding with why and fix otherwise."""
+    import json
+
+    from torchwise.diagnose.run_finding import Diagnosis, RunFinding, render_diagnosis
+
+    try:
+        data = json.loads((run_dir / "diagnosis.json").read_text())
+    except (OSError, ValueError):
+        return
+    diagnosis = Diagnosis(run=data["run"], findings=[RunFinding(**f) for f in data["findings"]])
+    print(render_diagnosis(diagnosis))

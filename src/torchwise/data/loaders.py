@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import torch
-from torch.utils.data import DataLoader, Dataset, Sampler, TensorDataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, TensorDataset
 
 from torchwise.data.batch import collate
+from torchwise.data.streams import build_stream_loader, is_stream
 from torchwise.reproducibility import epoch_seed, seed_worker
 
 
@@ -77,7 +78,12 @@ def whole_batch(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
 
 def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
                  num_workers: int, pin_memory: bool, persistent_workers: bool) -> DataLoader:
-    """A DataLoader with a seeded `EpochSampler`, a seeded generator and seeded workers."""
+    """A DataLoader with a seeded `EpochSampler`, a seeded generator and seeded workers (for a
+    stream, which has no sampler: seeded workers, see `torchwise.data.streams`)."""
+    if isinstance(dataset, IterableDataset):
+        return build_stream_loader(dataset, batch_size=batch_size, seed=seed, num_workers=num_workers,
+                                   pin_memory=pin_memory, collate_fn=collate,
+                                   worker_init_fn=seed_worker if num_workers > 0 else None)
     sampler = EpochSampler(len(dataset), seed=seed, shuffle=shuffle)  # type: ignore[arg-type]
     batched = isinstance(dataset, TensorDataset)
     return DataLoader(
@@ -94,8 +100,12 @@ def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
     )
 
 
-def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0) -> None:
-    """Point the loader at ``epoch`` (from sample ``start``) and reseed its worker seeds."""
+def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0, seed: int = 0) -> None:
+    """Point the loader at ``epoch`` (from sample ``start``) and reseed its worker seeds.
+
+    A stream's position is its own (or its StatefulDataLoader's): the stream is told the epoch
+    (``set_epoch``, as HF datasets and webdataset take it) and its workers' seeds follow
+    (``seed``, ``epoch``) as for map-style data."""
     sampler = loader.sampler
     if isinstance(sampler, EpochSampler):
         sampler.set_epoch(epoch, start=start)
@@ -104,5 +114,11 @@ def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0) -> None:
         if loader.generator is not None:
             # Each rank's workers get their own seeds (rank 0's are those of one process).
             loader.generator.manual_seed(epoch_seed(sampler.seed + 1, epoch) + sampler.rank)
+    elif is_stream(loader):
+        set_epoch = getattr(loader.dataset, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(epoch)
+        if loader.generator is not None:
+            loader.generator.manual_seed(epoch_seed(seed + 1, epoch))
     elif hasattr(sampler, "set_epoch"):  # DistributedSampler and friends
         sampler.set_epoch(epoch)

@@ -13,6 +13,7 @@ from torchwise.config import RunConfig
 from torchwise.data.batch import collate, describe, split_batch
 from torchwise.data.sources import load_source
 from torchwise.data.split import Standardizer, split_dataset
+from torchwise.data.streams import is_stream, peek
 from torchwise.errors import DataError
 
 
@@ -43,13 +44,18 @@ def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset |
         if cfg.data.val is not None:
             train, val = full, load_source(cfg.data.val, cfg=cfg)
             _same_classes(classes, getattr(val, "classes", None))
+        elif is_stream(full):  # a stream cannot be split without reading it: validate on data.val
+            train, val = full, None
         else:
             train, val = split_dataset(full, val_fraction=cfg.data.val_fraction, seed=cfg.train.seed)
-    if len(train) == 0:  # type: ignore[arg-type]
+    if not is_stream(train) and len(train) == 0:  # type: ignore[arg-type]
         raise DataError("the training set is empty", hint="check the data source and val_fraction")
-    if val is not None and len(val) == 0:  # type: ignore[arg-type]
+    if val is not None and not is_stream(val) and len(val) == 0:  # type: ignore[arg-type]
         raise DataError("the validation set is empty", hint="check data.val, or use data.val_fraction")
     standardizer = None
+    if cfg.data.standardize and is_stream(train):
+        raise DataError("data.standardize needs the whole training set, and a stream is read only as it trains",
+                        hint="standardise inside the stream's __iter__, or set data.standardize=false")
     if cfg.data.standardize:
         standardizer = Standardizer.fit(train)
         train = standardizer.apply(train)
@@ -94,9 +100,14 @@ def first_batch(dataset: Dataset, collate_fn: Callable[[list[Any]], Any] = colla
     """The first (up to) two samples, fetched and collated as the loader will (``__getitems__``
     first, as DataLoader does); torch's default_collate is replaced by `collate`, which stacks
     the same way and names the key where samples differ."""
-    indices = list(range(min(2, len(dataset))))  # type: ignore[arg-type]
-    getitems = getattr(dataset, "__getitems__", None)
-    samples = getitems(indices) if getitems else [dataset[i] for i in indices]
+    if is_stream(dataset):
+        samples = peek(dataset, 2)  # type: ignore[arg-type]
+        if not samples:
+            raise DataError(f"the {split} stream yields no sample", hint="check the stream's __iter__")
+    else:
+        indices = list(range(min(2, len(dataset))))  # type: ignore[arg-type]
+        getitems = getattr(dataset, "__getitems__", None)
+        samples = getitems(indices) if getitems else [dataset[i] for i in indices]
     if collate_fn is default_collate:
         collate_fn = collate
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -17,7 +17,17 @@ from torch.utils.data import Dataset, TensorDataset
 
 from torchwise.config import RunConfig, SourceConfig
 from torchwise.errors import ConfigError, DataError
-from torchwise.targets import resolve_target
+from torchwise.targets import resolve_factory
+
+
+@runtime_checkable
+class MapStyle(Protocol):
+    """What a DataLoader indexes: a class with these two methods is a dataset without subclassing one."""
+
+    def __getitem__(self, index: Any) -> Any: ...
+
+    def __len__(self) -> int: ...
+
 
 BUILTIN_SOURCES = ("digits", "synthetic-regression")
 FILE_SOURCES = ("csv", "npz", "pt")
@@ -35,7 +45,8 @@ def load_source(source: SourceConfig, *, cfg: RunConfig) -> Dataset:
         if not source.target:
             raise ConfigError("data source 'target' needs data.target",
                               hint="set data.target: my_package.data:make_dataset")
-        factory = resolve_target(source.target, search_dir=cfg.base_dir)
+        factory = resolve_factory(source.target, search_dir=cfg.base_dir, makes=(Dataset, MapStyle),
+                                  what="a Dataset")
         dataset = factory(**source.kwargs)
         if not hasattr(dataset, "__getitem__"):
             raise DataError(f"{source.target} returned {type(dataset).__name__}, not a Dataset",

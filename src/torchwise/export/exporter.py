@@ -33,6 +33,7 @@ from torchwise.export.manifest import Normalization, versions, write_manifest
 from torchwise.export.runtime import Artefact
 from torchwise.export.signature import InputSignature, output_specs, prediction_output
 from torchwise.export.verify import Verification, verify
+from torchwise.runs.trust import sign_artefact
 
 DEFAULT_TOLERANCE = 1e-5
 
@@ -98,8 +99,9 @@ def export_module(model: torch.nn.Module, example_inputs: Any, *, fmt: str = "ex
         "warnings": notes,
         "load": LOAD_HINTS[fmt].format(name=out.name),
     }
-    return ExportResult(path=out, manifest_path=write_manifest(out, manifest), manifest=manifest,
-                        verification=check, warnings=notes)
+    written = write_manifest(out, manifest)
+    sign_artefact(out)  # made by this user: predict loads it without asking (runs/trust.py)
+    return ExportResult(path=out, manifest_path=written, manifest=manifest, verification=check, warnings=notes)
 
 
 LOAD_HINTS = {

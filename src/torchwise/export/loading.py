@@ -39,9 +39,13 @@ class Predictor:
         return self.signature.flatten(to_device(raw, "cpu", float64_to=torch.float32), any_batch=True)
 
 
-def load_predictor(source: Path, *, checkpoint: str = "best") -> Predictor:
-    """An artefact file runs in its own runtime; a run folder runs its eager model."""
+def load_predictor(source: Path, *, checkpoint: str = "best", trust_code: bool = False) -> Predictor:
+    """An artefact file runs in its own runtime; a run folder runs its eager model. A ``.pt2`` or
+    TorchScript artefact this user did not export loads only with ``trust_code`` (it can run code)."""
+    from torchwise.runs.trust import check_artefact_trust
+
     manifest = read_manifest(source)
+    check_artefact_trust(source, fmt=manifest["format"], trust_code=trust_code)
     signature = InputSignature.from_json(manifest["inputs"])
     artefact = Artefact(source, signature, fmt=manifest["format"])
     return Predictor(run=artefact.run, signature=signature, output_names=[o["name"] for o in manifest["outputs"]],

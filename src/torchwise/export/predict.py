@@ -101,16 +101,17 @@ class Predictions:
 
 
 def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, out: str | Path | None = None,
-            checkpoint: str = "best") -> Predictions:
+            checkpoint: str = "best", trust_code: bool = False) -> Predictions:
     """Predict with a run folder's model (``checkpoint`` best or last) or an exported artefact.
 
     ``inputs`` is a file (.csv, .npz, .pt) or an image folder, or raw inputs already in memory (a
     tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
-    written there (CSV, or JSON for ``.json``).
+    written there (CSV, or JSON for ``.json``). A ``.pt2`` or TorchScript artefact you did not
+    export loads only with ``trust_code=True``: loading one can run code it carries.
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
-    predictor = load_predictor(Path(source), checkpoint=checkpoint)
+    predictor = load_predictor(Path(source), checkpoint=checkpoint, trust_code=trust_code)
     if isinstance(inputs, (str, Path)):
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
                           target_name=predictor.target_name)

@@ -12,7 +12,7 @@ from torch import nn
 
 from torchwise.config import ModelConfig
 from torchwise.errors import ConfigError, ModelError
-from torchwise.targets import resolve_target
+from torchwise.targets import resolve_factory
 
 
 def mlp(in_features: int, out_features: int, *, hidden: list[int] | tuple[int, ...] = (128,),
@@ -53,7 +53,7 @@ def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features
                 base_dir: Path | None = None) -> nn.Module:
     """Build the configured model; built-ins take their sizes from one sample of the data."""
     if cfg.target:
-        factory = resolve_target(cfg.target, search_dir=base_dir)
+        factory = resolve_factory(cfg.target, search_dir=base_dir, makes=(nn.Module,), what="an nn.Module")
         try:
             model = factory(**cfg.kwargs)
         except TypeError as err:

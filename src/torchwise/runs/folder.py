@@ -1,10 +1,15 @@
 """The run folder (DESIGN.md): config.yaml, env.json, metrics.jsonl, events.jsonl, summary.json.
 
+Opening a `RunFolder` takes the folder's lock (`runs.lock`) for as long as it is open, so a
+second process cannot write the same run. Every metrics and events line carries ``time``, the
+wall-clock Unix time it was written.
+
 >>> import tempfile, json
 >>> run = RunFolder.create(Path(tempfile.mkdtemp()), "demo")
 >>> run.log_metrics({"step": 1, "loss": 0.5}); run.close()
->>> json.loads((run.path / "metrics.jsonl").read_text())
-{'step': 1, 'loss': 0.5}
+>>> record = json.loads((run.path / "metrics.jsonl").read_text())
+>>> record["step"], record["loss"], record["time"] > 1.7e9
+(1, 0.5, True)
 """
 
 from __future__ import annotations
@@ -50,10 +55,15 @@ class RunFolder:
     """Append-only metric and event logs plus the run's documents, under one folder."""
 
     def __init__(self, path: Path) -> None:
+        from torchwise.runs.lock import RunLock
+
         self.path = path
+        # First, before anything is written: a refused second writer changes nothing.
+        self._lock = RunLock.acquire(path)
         self._metrics: TextIO = (path / "metrics.jsonl").open("a")
         self._events: TextIO = (path / "events.jsonl").open("a")
         self._tensorboard: Any = None
+        self._mlflow: Any = None
 
     def enable_tensorboard(self) -> None:
         """Mirror every metric line to TensorBoard scalars under ``tensorboard/``."""
@@ -65,6 +75,12 @@ class RunFolder:
             raise ConfigError("log.tensorboard needs the tensorboard package",
                               hint="pip install 'torchwise[tensorboard]', or set log.tensorboard=false") from None
         self._tensorboard = SummaryWriter(str(self.path / "tensorboard"))
+
+    def enable_mlflow(self, config: dict[str, Any], *, uri: str | None, experiment: str) -> None:
+        """Mirror params, metric lines and, at close, the folder's files to MLflow (runs/mlflow_log.py)."""
+        from torchwise.runs.mlflow_log import MlflowMirror
+
+        self._mlflow = MlflowMirror(self.path, config, uri=uri, experiment=experiment)
 
     @classmethod
     def create(cls, parent: Path, name: str) -> RunFolder:
@@ -96,13 +112,16 @@ class RunFolder:
         write_json_atomic(self.path / name, data)
 
     def log_metrics(self, record: dict[str, Any]) -> None:
-        self._metrics.write(json.dumps({k: _clean(v) for k, v in record.items()}) + "\n")
+        record = {**record, "time": round(time.time(), 3)}
+        self._metrics.write(json.dumps({k: _clean(v) for k, v in record.items()}, default=_jsonable) + "\n")
         self._metrics.flush()
         if self._tensorboard is not None:
             split, step = record.get("split", "train"), record.get("step", 0)
             for key, value in record.items():
-                if key not in ("step", "epoch", "split") and isinstance(value, (int, float)):
+                if key not in ("step", "epoch", "split", "time") and isinstance(value, (int, float)):
                     self._tensorboard.add_scalar(f"{split}/{key}", value, global_step=step)
+        if self._mlflow is not None:
+            self._mlflow.log_metrics(record)
 
     def log_event(self, kind: str, **fields: Any) -> None:
         record = {"time": round(time.time(), 3), "event": kind, **{k: _clean(v) for k, v in fields.items()}}
@@ -116,8 +135,14 @@ class RunFolder:
     def close(self) -> None:
         if self._tensorboard is not None:
             self._tensorboard.close()
+        if self._mlflow is not None:
+            try:  # after summary.json and diagnosis.json, so that they are among the artefacts
+                self._mlflow.close(json.loads((self.path / "summary.json").read_text()))
+            except Exception as err:  # a tracking server that went away must not fail a finished run
+                self.log_event("mlflow_failed", reason=f"{type(err).__name__}: {err}")
         self._metrics.close()
         self._events.close()
+        self._lock.release()
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

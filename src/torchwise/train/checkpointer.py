@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchwise.config import RunConfig
+from torchwise.data.streams import loader_state
 from torchwise.reproducibility import capture_rng_state
+from torchwise.runs.trust import sign_written
 
 if TYPE_CHECKING:
     from torchwise.train.context import LoopContext, LoopState
@@ -35,6 +37,8 @@ class Checkpointer:
             directory.mkdir(parents=True, exist_ok=True)
             cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
+    # After each save the run folder is signed again: its signature covers every meta.json
+    # (runs/trust.py), and a folder this user wrote must stay trusted.
     def save_last(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint, delete_checkpoint
 
@@ -46,6 +50,7 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
+        sign_written(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
@@ -55,6 +60,7 @@ class Checkpointer:
                 copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
+        sign_written(self.directory.parent)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import save_checkpoint
@@ -84,4 +90,5 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
+        "data": loader_state(ctx.train_loader),  # where a stateful stream is; None for any other data
     }

@@ -11,7 +11,8 @@ For every optimizer step::
     unscale, clip the global grad norm, check loss and norm are finite
     optimizer step, scaler update, zero_grad(set_to_none=True)
     LR for the next step from the schedule (or your scheduler.step(); ReduceLROnPlateau at evaluation)
-    every log.every_n_steps: read the loss (the only routine host sync), log
+    every log.every_n_steps: read the loss (the only routine host sync), log (with the host
+        seconds per step spent waiting for data and in the whole step: timestamps, no sync)
     every train.eval_every steps and every epoch end: validate, checkpoint, early-stop
 
 Everything the loop needs arrives in a `LoopContext`; everything a checkpoint must restore
@@ -23,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
@@ -30,6 +32,7 @@ from torch.utils.data import DataLoader
 from torchwise.config import RunConfig
 from torchwise.data.batch import call_model, count_samples, output_logits, split_batch, to_device
 from torchwise.data.loaders import EpochSampler, start_epoch
+from torchwise.data.streams import batches_in_epoch, is_stream, step_based
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
 from torchwise.train.distributed import (
@@ -40,42 +43,59 @@ from torchwise.train.distributed import (
     reduce_step,
     step_samples,
 )
+from torchwise.train.grad_stats import after_step, before_step, layer_names
 from torchwise.train.oom import shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr, steps_on_metric
 from torchwise.train.schedules import lr_factor
 
 
-def batches_per_epoch(loader: DataLoader) -> int:
-    """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume)."""
+def batches_per_epoch(loader: DataLoader) -> int | None:
+    """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume);
+    None for a stream of unknown length."""
     sampler = loader.sampler
     if isinstance(sampler, EpochSampler) and loader.batch_size:  # under torchrun: global batches
         return math.ceil(sampler.size / (loader.batch_size * sampler.world))
-    return len(loader)
+    return batches_in_epoch(loader)
 
 
-def planned_steps(cfg: RunConfig, loader: DataLoader) -> int:
-    """Total optimizer steps of the run: what the schedule spans."""
-    per_epoch = math.ceil(batches_per_epoch(loader) / cfg.train.accumulate)
-    by_epochs = per_epoch * cfg.train.epochs if cfg.train.epochs else None
-    return min(s for s in (by_epochs, cfg.train.max_steps) if s is not None)
+def planned_steps(cfg: RunConfig, loader: DataLoader) -> int | None:
+    """Total optimizer steps of the run: what the schedule spans. None: a stream of unknown length
+    trained by epochs (its schedule cannot span the run; `streams.check_schedule` says so first)."""
+    if step_based(cfg, loader):
+        return cfg.train.max_steps
+    batches = batches_per_epoch(loader)
+    by_epochs = math.ceil(batches / cfg.train.accumulate) * cfg.train.epochs if batches and cfg.train.epochs else None
+    limits = [s for s in (by_epochs, cfg.train.max_steps) if s is not None]
+    return min(limits) if limits else None
+
+
+def epoch_limit(cfg: RunConfig, loader: DataLoader) -> int | None:
+    """Epochs the run may take: none for a stream with max_steps (the run is step-based)."""
+    return None if step_based(cfg, loader) else cfg.train.epochs
 
 
 def train(ctx: LoopContext, state: LoopState) -> LoopState:
     """Run epochs until max epochs/steps, early stop, an interrupt or a failure."""
     cfg = ctx.cfg
-    total_steps = planned_steps(cfg, ctx.train_loader)
-    steps_in_epoch = math.ceil(batches_per_epoch(ctx.train_loader) / cfg.train.accumulate)
+    total_steps, epochs = planned_steps(cfg, ctx.train_loader), epoch_limit(cfg, ctx.train_loader)
+    batches = batches_per_epoch(ctx.train_loader)
+    steps_in_epoch = math.ceil(batches / cfg.train.accumulate) if batches is not None else None  # None: a stream
     log_every, every_n = cfg.log.every_n_steps, cfg.checkpoint.every_n_steps
     running_samples, clock = 0, time.perf_counter()
-    while not finished(cfg, state, total_steps):
-        epoch = state.epoch
-        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch)
+    # Host seconds spent waiting for batches vs in whole steps, over the open log window:
+    # timestamps only, no device sync (the step already reads its loss from the device).
+    data_wait, step_time, window_steps = 0.0, 0.0, 0
+    while not finished(state, total_steps=total_steps, epochs=epochs):
+        epoch, first_step = state.epoch, state.step
+        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch, seed=cfg.train.seed)
         ctx.model.train()
         batches = iter(ctx.train_loader)
-        ctx.progress.start_epoch(epoch, epochs=cfg.train.epochs, total_steps=steps_in_epoch)
+        ctx.progress.start_epoch(epoch, epochs=epochs, total_steps=steps_in_epoch)
         exhausted = False
-        while state.step < total_steps and not ctx.stop_requested:
+        while not reached(state.step, total_steps) and not ctx.stop_requested:
+            fetch_start = time.perf_counter()
             window = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to)  # 1.
+            fetched = time.perf_counter()
             if not window:
                 exhausted = True
                 break
@@ -84,10 +104,12 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                             factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
             else:
                 lr = ctx.optimizer.param_groups[0]["lr"]
+            stats_every = cfg.log.grad_stats_every
+            layer_stats: dict[str, Any] | None = {} if stats_every and (state.step + 1) % stats_every == 0 else None
             while True:
                 try:  # 2-8. forward .. step
                     loss, grad_norm, window_samples = train_step(ctx, window, step=state.step,
-                                                                 splits=state.micro_splits)
+                                                                 splits=state.micro_splits, grad_stats=layer_stats)
                     break
                 except torch.OutOfMemoryError:  # retry the same samples in smaller pieces
                     shrink_after_oom(ctx, state, window)
@@ -104,6 +126,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             state.samples_in_epoch += window_samples
             state.samples_total += window_samples
             running_samples += window_samples
+            data_wait += fetched - fetch_start
+            step_time += time.perf_counter() - fetch_start
+            window_steps += 1
 
             if state.step % log_every == 0:  # 9. log
                 now = time.perf_counter()
@@ -111,17 +136,25 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 speed = running_samples / max(now - clock, 1e-9)
                 ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "train",
                                      "loss": mean_loss, "lr": lr, "grad_norm": grad_norm,
-                                     "samples_per_second": round(speed, 1)})
-                ctx.progress.update(steps=state.step % steps_in_epoch or steps_in_epoch, loss=mean_loss,
-                                    lr=lr, samples_per_second=speed)
+                                     "samples_per_second": round(speed, 1),
+                                     "data_wait": round(data_wait / window_steps, 6),
+                                     "step_time": round(step_time / window_steps, 6)})
+                # a stream has no steps per epoch: count this epoch's steps since it started
+                done = (state.step % steps_in_epoch or steps_in_epoch) if steps_in_epoch else state.step - first_step
+                ctx.progress.update(steps=done, loss=mean_loss, lr=lr, samples_per_second=speed)
                 state.log_loss_sum, state.log_loss_count = 0.0, 0
                 running_samples, clock = 0, now
+                data_wait, step_time, window_steps = 0.0, 0.0, 0
+            if layer_stats:  # per-layer gradient norms, update/weight ratios, dead units
+                ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "grad_stats", "layers": layer_stats})
             if cfg.train.eval_every and state.step % cfg.train.eval_every == 0:  # 10. validate
                 if validate_and_checkpoint(ctx, state, epoch=epoch):
                     return state
             if ctx.checkpoints and every_n and state.step % every_n == 0:  # 11. checkpoint
                 ctx.checkpoints.save_last(ctx, state)
-        epoch_done = exhausted or state.samples_in_epoch >= len(ctx.train_loader.dataset)
+        # A stream's epoch ends only when it runs out; a dataset's when its samples are used.
+        epoch_done = exhausted or (not is_stream(ctx.train_loader)
+                                   and state.samples_in_epoch >= len(ctx.train_loader.dataset))
         if ctx.stop_requested and not epoch_done:  # stopped mid-epoch: no epoch-end work
             return interrupted(ctx, state)
         if epoch_done:
@@ -146,8 +179,12 @@ def skipped_step(ctx: LoopContext, state: LoopState) -> None:
                         hint="lower optim.lr, enable clipping, or check the data for NaN")
 
 
-def finished(cfg: RunConfig, state: LoopState, total_steps: int) -> bool:
-    return state.step >= total_steps or (cfg.train.epochs is not None and state.epoch >= cfg.train.epochs)
+def finished(state: LoopState, *, total_steps: int | None, epochs: int | None) -> bool:
+    return reached(state.step, total_steps) or (epochs is not None and state.epoch >= epochs)
+
+
+def reached(step: int, total_steps: int | None) -> bool:
+    return total_steps is not None and step >= total_steps
 
 
 def next_window(batches: Iterator, accumulate: int, device: torch.device, *,
@@ -162,9 +199,12 @@ def next_window(batches: Iterator, accumulate: int, device: torch.device, *,
     return window
 
 
-def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
-               splits: int = 1) -> tuple[float | None, float, int]:
+def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int = 1,
+               grad_stats: dict[str, Any] | None = None) -> tuple[float | None, float, int]:
     """One optimizer step over a window of micro-batches; returns (loss, grad norm, samples).
+
+    With ``grad_stats`` (a dict, every log.grad_stats_every steps) it is filled with per-layer
+    statistics (train/grad_stats.py): one more device read on those steps only.
 
     Each micro-batch runs in ``splits`` pieces (more than 1 after an out-of-memory retry). The
     loss is None when the step was skipped as not finite (train.on_nonfinite=skip).
@@ -218,8 +258,17 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int,
         # clip_grad_norm_'s own arithmetic (its float32 total norm), only when it would clip
         total = torch.linalg.vector_norm(torch.stack(norms))
         torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, total, foreach=True)
+    if grad_stats is not None and ctx.dist is not None and ctx.dist.kind == "fsdp":
+        grad_stats = None  # per-layer statistics read whole tensors; FSDP holds shards (not collected)
+    if grad_stats is not None:
+        with_grad = [p for p in ctx.params if p.grad is not None]  # the order of `norms`
+        weights_before = before_step(with_grad)
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
+    if grad_stats is not None:
+        grad_norms = torch.stack(norms).tolist() if ctx.dist else values[len(micro_losses):]
+        grad_stats.update(after_step(names=layer_names(ctx.model, with_grad), params=with_grad,
+                                     grad_norms=grad_norms, before=weights_before))
     optimizer.zero_grad(set_to_none=True)
     return loss_value, norm_value, step_total
 

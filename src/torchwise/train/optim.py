@@ -70,7 +70,8 @@ def build_optimizer(model: nn.Module, cfg: OptimConfig, *, factory: Callable[[li
     if factory is None and cfg.target is not None:
         from torchwise.targets import factory_of
 
-        factory = factory_of(cfg.target, {"lr": cfg.lr, **cfg.kwargs}, search_dir=base_dir)
+        factory = factory_of(cfg.target, {"lr": cfg.lr, **cfg.kwargs}, search_dir=base_dir,
+                             makes=(torch.optim.Optimizer,), what="a torch Optimizer")
     if factory is not None:
         optimizer = factory(groups)
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -114,7 +115,8 @@ def build_scheduler(optimizer: torch.optim.Optimizer, cfg: ScheduleConfig, *,
     if factory is None and cfg.target is not None:
         from torchwise.targets import factory_of
 
-        factory = factory_of(cfg.target, cfg.kwargs, search_dir=base_dir)
+        factory = factory_of(cfg.target, cfg.kwargs, search_dir=base_dir, what="an LR scheduler",
+                             makes=(torch.optim.lr_scheduler.LRScheduler, torch.optim.lr_scheduler.ReduceLROnPlateau))
     if factory is None:
         return None
     scheduler = factory(optimizer)

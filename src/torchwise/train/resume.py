@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from torchwise.config import RunConfig, apply_override, load_config
+from torchwise.config import RunConfig
 from torchwise.errors import ResumeError
 
 if TYPE_CHECKING:
@@ -24,23 +24,36 @@ if TYPE_CHECKING:
 EXTENDING = ("train.epochs", "train.max_steps", "early_stop.", "log.", "checkpoint.")
 
 
-def load_run_config(run_dir: Path, overrides: list[str] | tuple[str, ...] = ()) -> RunConfig:
-    """The run's own resolved config, plus overrides that only extend it."""
-    import yaml
+def load_run_config(run_dir: Path, overrides: list[str] | tuple[str, ...] = (), *, trust_code: bool = False,
+                    skip: tuple[str, ...] = ()) -> RunConfig:
+    """The run's own resolved config, plus overrides that only extend it.
 
-    path = run_dir / "config.yaml"
-    if not path.is_file():
-        raise ResumeError(f"{run_dir} is not a torchwise run folder (no config.yaml)",
-                          hint="pass the folder a `torchwise train` run wrote, e.g. runs/digits")
-    raw = yaml.safe_load(path.read_text())
+    Before anything the config names is imported or called: a foreign folder's code passes the
+    trust gate (`check_run_trust`) or stops, and the config must be the one `checkpoints/last`
+    was trained with. ``skip``: sections the caller supplies itself (``fit`` passes model and data).
+    """
+    from torchwise.checkpoints.checkpoint import read_meta
+    from torchwise.runs.trust import open_run_config
+
     for override in overrides:
         key = override.partition("=")[0]
         if not key.startswith(EXTENDING):
             raise ResumeError(f"resume cannot change {key!r}: it would change the steps already taken",
                               hint="resume may set train.epochs, train.max_steps, early_stop.*, log.*, "
                                    "checkpoint.*; start a new run to change anything else")
-        apply_override(raw, override)
-    return load_config(None, base=raw)
+    cfg = open_run_config(run_dir, trust_code=trust_code, skip=skip, overrides=overrides)
+    check_config_unchanged(cfg, read_meta(run_dir / "checkpoints" / "last"))
+    return cfg
+
+
+def check_config_unchanged(cfg: RunConfig, meta: dict[str, Any]) -> None:
+    """The config must be the one the checkpoint was trained with (its hash in meta.json)."""
+    if meta.get("config_hash") != cfg.config_hash():
+        changed = sorted(_diff(meta.get("trajectory") or {}, cfg.trajectory()))
+        raise ResumeError(
+            f"the run's config changed since the checkpoint ({', '.join(changed[:6]) or 'unknown keys'})",
+            hint="resume with the config the run was trained with (its config.yaml), "
+                 "or start a new run with model.init_from pointing at the checkpoint")
 
 
 def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, precision: str) -> None:
@@ -53,13 +66,7 @@ def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, prec
             f"{precision}, which would not continue the same run",
             hint=f"resume where the run started, or set train.device={saved_setup[0]} "
                  f"train.precision={saved_setup[1]} in a new run that starts from model.init_from")
-    saved = checkpoint.meta.get("trajectory")
-    if checkpoint.meta.get("config_hash") != cfg.config_hash():
-        changed = sorted(_diff(saved or {}, cfg.trajectory()))
-        raise ResumeError(
-            f"the run's config changed since the checkpoint ({', '.join(changed[:6]) or 'unknown keys'})",
-            hint="resume with the config the run was trained with (its config.yaml), "
-                 "or start a new run with model.init_from pointing at the checkpoint")
+    check_config_unchanged(cfg, checkpoint.meta)
 
 
 def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
@@ -94,28 +101,14 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
 
 
 def code_fingerprint(cfg: RunConfig) -> dict[str, str]:
-    """sha256 of the source files of the user's targets (model, dataset, loss)."""
-    import importlib.util
-    import sys
+    """sha256 of the source file of each module the config's targets name (model, data, loss...),
+    found without importing anything (`torchwise.target_files`)."""
+    from torchwise.runs.trust import code_targets
 
-    specs = [cfg.task.loss, *cfg.task.metrics.values()]
-    targets = [t for t in (cfg.model.target, cfg.data.target, cfg.optim.target, cfg.schedule.target,
-                           *(spec.target for spec in specs if spec is not None)) if t]
     prints = {}
-    for target in targets:
-        module_name = target.partition(":")[0]
-        added = cfg.base_dir is not None and str(cfg.base_dir) not in sys.path
-        if added:
-            sys.path.insert(0, str(cfg.base_dir))
-        try:
-            spec = importlib.util.find_spec(module_name)
-        except (ImportError, ValueError):
-            spec = None
-        finally:
-            if added:
-                sys.path.remove(str(cfg.base_dir))
-        if spec is not None and spec.origin and Path(spec.origin).is_file():
-            prints[module_name] = hashlib.sha256(Path(spec.origin).read_bytes()).hexdigest()
+    for item in code_targets(cfg.to_yaml_dict(), base_dir=cfg.base_dir):
+        if item.origin.files and item.origin.files[-1].is_file():
+            prints[item.origin.module] = hashlib.sha256(item.origin.files[-1].read_bytes()).hexdigest()
     return prints
 
 

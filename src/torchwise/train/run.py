@@ -22,15 +22,20 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from torchwise import __version__
+from torchwise.checkpoints.load import MODEL_RECORD, model_record
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate
 from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
+from torchwise.data.streams import check_schedule, is_stream, restore_loader, resume_hint, workers_repeat
 from torchwise.errors import ConfigError, TorchwiseError
 from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
+from torchwise.runs.record import earlier_segments, segment, timing
+from torchwise.runs.snapshot import restore_snapshot, take_snapshot
+from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.distributed import (
@@ -44,7 +49,7 @@ from torchwise.train.distributed import (
     stop_distributed,
 )
 from torchwise.train.guards import EarlyStopping, monitor_mode
-from torchwise.train.loop import NonFiniteStep, finished, planned_steps, train
+from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
@@ -119,29 +124,17 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     check_rebuildable(cfg, objects)
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
     dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
-    try:
-        run = rank_run_folder(dist, lambda: open_run_folder(cfg, runs_dir=runs_dir, name=name, resume_dir=resume_dir))
-        return train_in_folder(cfg, run=run, dist=dist, model=model, train_data=train_data, val_data=val_data,
-                               progress=progress if dist is None or dist.is_main else "off",
-                               resume_dir=resume_dir, objects=objects)
-    finally:
-        stop_distributed(dist)
-
-
-def open_run_folder(cfg: RunConfig, *, runs_dir: Path | None, name: str | None,
-                    resume_dir: Path | None) -> RunFolder:
-    if resume_dir is not None:
-        return RunFolder(resume_dir)
-    run = RunFolder.create(runs_dir or Path("runs"), name or cfg.name or "run")
-    run.write_config(cfg.to_yaml_dict())
-    return run
-
-
-def train_in_folder(cfg: RunConfig, *, run: RunFolder, dist: Distributed | None, model: nn.Module | None,
-                    train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
-                    progress: str | None, resume_dir: Path | None, objects: UserObjects) -> RunResult:
+    main = dist is None or dist.is_main
+    parent = runs_dir or Path("runs")
+    parent_existed = parent.is_dir()
+    before = take_snapshot(resume_dir) if resume_dir is not None and main else None  # a refused resume puts it back
+    run = rank_run_folder(dist, lambda: open_run_folder(cfg, parent=parent, name=name, resume_dir=resume_dir))
+    progress = progress if main else "off"
+    training_started = False
     started = time.time()
-    summary: dict[str, Any] = {"status": "running", "name": run.path.name, "started": started}
+    earlier = earlier_segments(run.path) if resume_dir is not None else []  # a resumed run's past segments
+    summary: dict[str, Any] = {"status": "running", "name": run.path.name,
+                               **timing([*earlier, segment(started=started, finished=None, status="running")])}
     run.write_summary(summary)
     view = make_progress(progress or cfg.log.progress)
     state = LoopState()
@@ -149,6 +142,8 @@ def train_in_folder(cfg: RunConfig, *, run: RunFolder, dist: Distributed | None,
     try:
         if cfg.log.tensorboard:
             run.enable_tensorboard()
+        if cfg.log.mlflow:
+            run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
                             objects=objects, dist=dist)
         if resume_dir is not None:
@@ -156,6 +151,7 @@ def train_in_folder(cfg: RunConfig, *, run: RunFolder, dist: Distributed | None,
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
         # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
         with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
+            training_started = True
             train(ctx, state)
     except NonFiniteStep as err:
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
@@ -173,9 +169,56 @@ def train_in_folder(cfg: RunConfig, *, run: RunFolder, dist: Distributed | None,
         view.close()
         done_before = summary.get("resumed_samples", 0)
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
+        summary.update(timing([*earlier, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
+        if main:
+            write_diagnosis(run)
         run.close()
+        if not main:
+            pass
+        elif summary["status"] == "failed" and resume_dir is not None and not training_started:
+            restore_snapshot(before)  # a refused resume changes nothing in the run folder
+        elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
+            discard_run_folder(run.path, parent=None if parent_existed else parent)
+        stop_distributed(dist)
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def open_run_folder(cfg: RunConfig, *, parent: Path, name: str | None, resume_dir: Path | None) -> RunFolder:
+    if resume_dir is not None:
+        return RunFolder(resume_dir)
+    run = RunFolder.create(parent, name or cfg.name or "run")
+    record_config(run, cfg)
+    return run
+
+
+def write_diagnosis(run: RunFolder) -> None:
+    """diagnosis.json: what `torchwise diagnose` finds in the finished run (never fails the run)."""
+    from torchwise.diagnose.run_diagnosis import diagnose_run
+
+    try:
+        run.write_json("diagnosis.json", diagnose_run(run.path).to_json())
+    except Exception as err:  # a bug in the diagnosis must not turn a finished run into a crash
+        run.log_event("diagnosis_failed", reason=f"{type(err).__name__}: {err}")
+
+
+def record_config(run: RunFolder, cfg: RunConfig) -> None:
+    """Write config.yaml as the run uses it (a choice made while building, such as the monitor,
+    goes in too: resume checks it against the checkpoint before building anything) and sign the
+    folder as written by this user, so resume/load/predict accept it without asking."""
+    run.write_config(cfg.to_yaml_dict())
+    sign_written(run.path)
+
+
+def discard_run_folder(path: Path, *, parent: Path | None) -> None:
+    """A run that failed before its first step trained nothing: leave no folder behind (the
+    error says what was wrong), and no empty ``runs/`` that this run made either."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+    if parent is not None:
+        with contextlib.suppress(OSError):  # not empty: another run started there meanwhile
+            parent.rmdir()
 
 
 def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> TorchwiseError:
@@ -192,14 +235,27 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     checkpoint = load_checkpoint(run.checkpoints / "last")
     check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name)
     state = restore(ctx, checkpoint)
-    if finished(ctx.cfg, state, planned_steps(ctx.cfg, ctx.train_loader)):
+    tracker = ctx.early_stop
+    if tracker.should_stop:  # it stopped early: kept as it was, it would stop at the next evaluation
+        ctx.progress.message(
+            f"this run stopped early: {ctx.cfg.train.monitor} had not improved for {tracker.bad_evals} "
+            f"evaluations; it goes on with a fresh patience of {tracker.patience} evaluations (raise "
+            f"early_stop.patience to wait longer, or set early_stop.enabled=false to train every epoch)")
+        run.log_event("early_stop_reset", step=state.step, bad_evals=tracker.bad_evals, patience=tracker.patience)
+        tracker.bad_evals = 0
+    loader = ctx.train_loader
+    if finished(state, total_steps=planned_steps(ctx.cfg, loader), epochs=epoch_limit(ctx.cfg, loader)):
         ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
                              f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
-    if state.samples_in_epoch and not isinstance(ctx.train_loader.sampler, EpochSampler):
-        # A DataLoader built outside torchwise cannot be started mid-epoch: replay the epoch.
-        ctx.progress.message("warning: this DataLoader cannot restart mid-epoch; epoch "
-                             f"{state.epoch + 1} starts over (pass the Dataset for an exact resume)")
-        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch)
+    # Mid-epoch, the data must start where the checkpoint left it: an EpochSampler starts at
+    # samples_in_epoch by itself, a stateful stream takes its saved state; anything else replays.
+    mid_epoch = state.samples_in_epoch > 0
+    if mid_epoch and not isinstance(loader.sampler, EpochSampler) and \
+            not restore_loader(loader, checkpoint.training_state.get("data")):
+        hint = resume_hint(loader) if is_stream(loader) else "pass the Dataset for an exact resume"
+        ctx.progress.message(f"warning: this {'stream' if is_stream(loader) else 'DataLoader'} cannot restart "
+                             f"mid-epoch; epoch {state.epoch + 1} starts over ({hint})")
+        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch, hint=hint)
         state.samples_in_epoch = 0
     changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
     if changed:
@@ -222,12 +278,15 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     record_data(run, view, data)
     device = dist.device if dist else pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
+    from_config = model is None
     if model is None:
         if builtin and data.out_features is None:
             raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                               hint="set task.num_classes")
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features or 0,
                             base_dir=cfg.base_dir)
+    run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
+                                              out_features=data.out_features))
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
@@ -247,6 +306,12 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
+    check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)
+    if workers_repeat(train_loader):
+        run.log_event("stream_not_sharded", num_workers=train_loader.num_workers)
+        view.message(f"warning: the first batches of two of the {train_loader.num_workers} workers are the same: "
+                     "the stream does not shard itself, so every sample is read once per worker; split it in "
+                     "__iter__ with torch.utils.data.get_worker_info() (see README, Training from a stream)")
     found = preflight(model, task, data, {"training": train_loader, "validation": val_loader},
                       device=device, precision=precision)
     if found.float64_to is not None:
@@ -306,6 +371,7 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
     if not has_val and cfg.train.monitor == "val_loss":
         run.log_event("monitor_changed", old=cfg.train.monitor, new="train_loss", reason="no validation data")
         cfg.train.monitor = "train_loss"
+        record_config(run, cfg)
     produced = ["train_loss", *([f"val_{name}" for name in ("loss", *task.metric_names)] if has_val else [])]
     if cfg.train.monitor not in produced:
         import difflib
@@ -380,7 +446,10 @@ def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iter
 
 def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
                    samples_before: int = 0) -> dict[str, Any]:
-    """The closing summary; speed counts the samples of this process only (after a resume too)."""
+    """The closing summary; speed counts the samples of this process only (after a resume too).
+
+    ``wall_seconds`` here is this process's; the caller replaces it with the run's total.
+    """
     wall = time.time() - started
     summary: dict[str, Any] = {"status": state.status, "reason": state.reason, "epochs": state.epoch,
                                "steps": state.step, "samples": state.samples_total,

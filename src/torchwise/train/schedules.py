@@ -16,9 +16,10 @@ import math
 from torchwise.config import ScheduleConfig
 
 
-def lr_factor(cfg: ScheduleConfig, *, step: int, total_steps: int) -> float:
-    """The LR multiplier for optimizer step ``step`` (0-based) of ``total_steps``."""
-    total = max(total_steps, 1)
+def lr_factor(cfg: ScheduleConfig, *, step: int, total_steps: int | None) -> float:
+    """The LR multiplier for optimizer step ``step`` (0-based) of ``total_steps`` (None: unknown,
+    a stream trained by epochs, which only the constant and step schedules allow)."""
+    total = max(total_steps or 1, 1)
     floor = cfg.min_lr_ratio
     if cfg.name == "constant":
         return 1.0

@@ -99,7 +99,8 @@ def build_task(cfg: TaskConfig, *, base_dir: Path | None = None, loss: LossFn | 
     """The task the config describes; ``loss`` and ``metrics`` (Python objects from fit()) take
     the place of the config's ``task.loss`` and ``task.metrics``."""
     if loss is None and cfg.loss is not None:
-        loss = build_object(cfg.loss.target, cfg.loss.kwargs, search_dir=base_dir)
+        loss = build_object(cfg.loss.target, cfg.loss.kwargs, search_dir=base_dir, makes=(nn.Module,),
+                            what="a loss module", instances=True)
     if loss is not None and isinstance(loss, type) and issubclass(loss, nn.Module):
         loss = loss()
     if cfg.type == "classification":
@@ -109,7 +110,8 @@ def build_task(cfg: TaskConfig, *, base_dir: Path | None = None, loss: LossFn | 
         default = multilabel_bce if cfg.type == "multilabel" else regression_mse
     chosen: dict[str, Any] = dict(builtin_metrics(cfg.type, ignore_index=cfg.ignore_index))
     if metrics is None:
-        metrics = {name: build_object(spec.target, spec.kwargs, search_dir=base_dir)
+        metrics = {name: build_object(spec.target, spec.kwargs, search_dir=base_dir, makes=(Metric, nn.Module),
+                                      what="a metric", instances=True)
                    for name, spec in cfg.metrics.items()}
     chosen.update({name: as_metric(obj) for name, obj in metrics.items()})
     return Task(kind=cfg.type, loss_fn=loss or default, metrics=chosen, user_loss=loss is not None,

@@ -1,0 +1,29 @@
+"""`torchwise diagnose RUN_DIR [--json]`: name what went wrong with a run, with evidence and the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def command(
+    run_dir: Path = typer.Argument(..., help="The run folder, e.g. runs/digits."),
+    json_output: bool = typer.Option(False, "--json", help='Print {"run", "healthy", "findings": [...]}.'),
+) -> None:
+    """Read a run's curves, gradient statistics and events; print each finding with why and the fix.
+
+    Codes: healthy, nonfinite, diverging, lr_too_high, lr_too_low, underfitting, overfitting,
+    vanishing_gradients, exploding_gradients, dead_units, data_bound. Exit 0 when healthy, 1 when
+    a finding is a warning or an error. Reads the folder only; imports none of its code.
+    """
+    from torchwise.diagnose.run_diagnosis import diagnose_run
+    from torchwise.diagnose.run_finding import render_diagnosis
+
+    diagnosis = diagnose_run(run_dir)
+    if json_output:
+        print(json.dumps(diagnosis.to_json(), indent=2))
+    else:
+        print(render_diagnosis(diagnosis, verbose=True))
+    raise typer.Exit(0 if diagnosis.healthy else 1)

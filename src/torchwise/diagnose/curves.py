@@ -1,0 +1,180 @@
+"""Findings from a run's loss curves and events: nonfinite, diverging, lr_too_high, lr_too_low,
+underfitting, overfitting. Thresholds and the measures they apply to: `thresholds.py`."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from torchwise.diagnose import thresholds as T
+from torchwise.diagnose.gradients import median_update_ratio
+from torchwise.diagnose.run_finding import RunFinding
+from torchwise.runs.reader import RunRecord
+
+
+def _lr(record: RunRecord) -> float | None:
+    lr = (record.config.get("optim") or {}).get("lr")
+    return float(lr) if isinstance(lr, (int, float)) else None
+
+
+def _scaled_lr(record: RunRecord, factor: float) -> str:
+    lr = _lr(record)
+    return f"optim.lr={lr * factor:.3g} (now {lr:.3g})" if lr else f"optim.lr x{factor:g}"
+
+
+def loss_measures(record: RunRecord) -> dict[str, Any] | None:
+    """start, end, drop, roughness, tail_change of the training loss (None: too few lines)."""
+    steps, losses = record.series("train", "loss")
+    points = [(s, v) for s, v in zip(steps, losses, strict=True) if math.isfinite(v)]
+    if len(points) < T.MIN_POINTS:
+        return None
+    steps, losses = [p[0] for p in points], [p[1] for p in points]
+    n = T.EDGE_POINTS
+    start, end = statistics.fmean(losses[:n]), statistics.fmean(losses[-n:])
+    half = losses[len(losses) // 2:]
+    jumps = [abs(b - a) / abs(a) for a, b in zip(half, half[1:], strict=False) if a]
+    third = losses[-max(len(losses) // 3, 2):]
+    measures: dict[str, Any] = {
+        "start": start, "end": end, "best": min(losses), "steps": [steps[0], steps[-1]],
+        "drop": (start - end) / start if start > 0 else 0.0,
+        "roughness": statistics.median(jumps) if jumps else 0.0,
+        "tail_change": (third[-1] - third[0]) / abs(third[0]) if third[0] else 0.0,
+        "first": losses[0], "peak": max(losses[1:]), "peak_step": steps[losses.index(max(losses[1:]), 1)],
+    }
+    _, val = record.series("val", "loss")
+    measures["val_end"] = val[-1] if val and math.isfinite(val[-1]) else None
+    return measures
+
+
+def curve_findings(record: RunRecord) -> list[RunFinding]:
+    findings = nonfinite(record)
+    measures = loss_measures(record)
+    if measures is not None:
+        rounded = {k: round(v, 4) if isinstance(v, float) else v for k, v in measures.items()}
+        for check in (diverging, lr_too_high, lr_too_low, underfitting):
+            finding = check(record, measures, rounded)
+            if finding is not None:
+                findings.append(finding)
+                break  # one verdict on the shape of the training curve
+    unstable = any(f.code in ("nonfinite", "diverging", "lr_too_high") for f in findings)
+    finding = None if unstable else overfitting(record)  # a bouncing validation loss proves nothing
+    if finding is not None:
+        findings.append(finding)
+    if any(f.code == "nonfinite" for f in findings):  # a curve cut by NaN says nothing more
+        findings = [f for f in findings if f.code not in ("lr_too_low", "underfitting")]
+    return findings
+
+
+def nonfinite(record: RunRecord) -> list[RunFinding]:
+    events = [e for e in record.events if e.get("event") in ("nonfinite", "nonfinite_skip")]
+    null_steps = [r.get("step") for r in record.metrics if r.get("split") == "train" and r.get("loss") is None]
+    reason = str(record.summary.get("reason") or "")
+    if not events and not null_steps and "non-finite" not in reason:
+        return []
+    first = min([e.get("step", 0) for e in events] + null_steps, default=record.summary.get("steps"))
+    return [RunFinding(
+        "nonfinite", "error", f"the loss or gradient became NaN/inf (first at step {first})",
+        why="a step too large for the curvature, an fp16 overflow or a NaN in the data sends the weights "
+            "to infinity; every step after it is garbage",
+        fix=f"{_scaled_lr(record, 0.1)}; keep train.clip_grad_norm=1.0; train.precision=bf16 or fp32 "
+            "instead of fp16; check the inputs for NaN",
+        evidence={"first_step": first, "events": len(events), "reason": reason or None})]
+
+
+def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    if m["end"] <= m["start"] * T.DIVERGING_RATIO:
+        return None
+    return RunFinding(
+        "diverging", "error",
+        f"the training loss rose from {m['start']:.4g} to {m['end']:.4g} (steps {m['steps'][0]}-{m['steps'][1]})",
+        why="the loss ended higher than it started: the steps overshoot the minimum and climb out of it, "
+            "the classic sign of a learning rate that is too high",
+        fix=f"{_scaled_lr(record, 0.1)}; keep train.clip_grad_norm=1.0; a warmup (schedule.name=warmup-cosine)",
+        evidence=ev)
+
+
+def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    spiked = m["first"] > 0 and m["peak"] > T.SPIKE * m["first"]
+    bouncing = m["roughness"] > T.VERY_ROUGH or (m["roughness"] > T.ROUGH and m["drop"] < T.SLOW_DROP)
+    if not (spiked or bouncing):
+        return None
+    what = (f"the training loss blew up to {m['peak']:.4g} at step {m['peak_step']}, {m['peak'] / m['first']:.3g}x "
+            f"its first logged value {m['first']:.4g}" if spiked else
+            f"the training loss oscillates: it jumps {m['roughness']:.0%} between log lines in the second half "
+            f"(steps {m['steps'][0]}-{m['steps'][1]})")
+    return RunFinding(
+        "lr_too_high", "warn", what,
+        why="a learning rate that is too high makes each step jump across the valley instead of down it: "
+            "the loss bounces instead of falling",
+        fix=f"{_scaled_lr(record, 0.3)}, or run an LR range test and take a value below the steepest fall",
+        evidence=ev)
+
+
+def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    if m["drop"] >= T.FLAT_DROP or m["roughness"] > T.ROUGH:
+        return None
+    ratio = median_update_ratio(record)
+    if ratio is not None and ratio >= T.UPDATE_RATIO_LOW:
+        return None  # the weights do move: a flat loss is the model's limit, not the LR's
+    ev = {**ev, "median_update_ratio": float(f"{ratio:.3g}") if ratio is not None else None}
+    return RunFinding(
+        "lr_too_low", "warn",
+        f"the training loss hardly moved: {m['start']:.4g} -> {m['end']:.4g} ({m['drop']:.1%} lower) "
+        f"over steps {m['steps'][0]}-{m['steps'][1]}",
+        why="flat from the start with a smooth curve: each step changes the weights too little to matter, "
+            "the signature of a learning rate that is too low",
+        fix=f"{_scaled_lr(record, 10.0)}, or run an LR range test; check that the loss matches the task",
+        evidence=ev)
+
+
+def underfitting(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    if m["drop"] >= T.SLOW_DROP or abs(m["tail_change"]) >= T.PLATEAU_CHANGE:
+        return None
+    if m["val_end"] is not None and m["val_end"] > T.UNDERFIT_VAL_GAP * m["end"]:
+        return None
+    return RunFinding(
+        "underfitting", "warn",
+        f"the loss settled on a high plateau: training {m['end']:.4g} (from {m['start']:.4g})"
+        + (f", validation {m['val_end']:.4g}" if m["val_end"] is not None else ""),
+        why="training and validation loss stay high alike: the model cannot fit even the training data, "
+            "so it is too small, too constrained or not trained long enough",
+        fix="a larger model (model.kwargs, e.g. hidden: [256, 128]); less regularisation "
+            "(model.kwargs.dropout=0, optim.weight_decay=0); more steps (train.epochs)",
+        evidence=ev)
+
+
+def overfitting(record: RunRecord) -> RunFinding | None:
+    """Validation loss rising for several evaluations in a row while training loss falls."""
+    val_steps, val = record.series("val", "loss")
+    if len(val) < T.OVERFIT_EVALS + 1 or not all(math.isfinite(v) for v in val):
+        return None
+    best_index = min(range(len(val)), key=val.__getitem__)
+    after = val[best_index:]
+    rises = sum(1 for a, b in zip(after, after[1:], strict=False) if b > a)
+    if rises < T.OVERFIT_EVALS or val[-1] < T.OVERFIT_RISE * val[best_index]:
+        return None
+    train_steps, train = record.series("train_epoch", "loss")
+    at_best = [v for s, v in zip(train_steps, train, strict=True) if s <= val_steps[best_index]]
+    if not at_best or train[-1] >= T.OVERFIT_TRAIN_FALL * at_best[-1]:
+        return None  # training loss did not fall meanwhile: not the overfitting pattern
+    best_epoch = next((r.get("epoch") for r in record.metrics
+                       if r.get("split") == "val" and r.get("step") == val_steps[best_index]), None)
+    best = record.summary.get("best") or {}
+    holds = best.get("step") == val_steps[best_index]
+    checkpoint = (f"checkpoints/best holds it (step {best['step']})" if holds else
+                  f"checkpoints/best was picked by {best.get('metric')} at step {best.get('step')}" if best else
+                  "no best checkpoint was kept")
+    handled = holds and record.summary.get("status") == "early_stopped"
+    return RunFinding(
+        "overfitting", "info" if handled else "warn",
+        f"validation loss rose from {val[best_index]:.4g} (epoch {(best_epoch or 0) + 1}, step "
+        f"{val_steps[best_index]}) to {val[-1]:.4g} while training loss fell to {train[-1]:.4g}; {checkpoint}",
+        why="the model keeps fitting the training set better while doing worse on data it has not seen: "
+            "it is memorising the training examples",
+        fix="early_stop.enabled=true (keeps the best epoch); model.kwargs.dropout=0.2..0.5; "
+            "optim.weight_decay=0.05; more training data or augmentation; a smaller model",
+        evidence={"best_val_loss": round(val[best_index], 4), "best_step": val_steps[best_index],
+                  "best_epoch": best_epoch, "final_val_loss": round(val[-1], 4), "rises_after_best": rises,
+                  "train_loss_at_best": round(at_best[-1], 4), "final_train_loss": round(train[-1], 4),
+                  "best_checkpoint_holds_it": holds})
