@@ -196,3 +196,18 @@ def test_a_user_dataloader_over_a_stream_trains(tmp_path):
     mapped = torchwise.fit(Net(), DataLoader(DATA, batch_size=10), config=config(), runs_dir=tmp_path)
     assert streamed.summary["steps"] == 12
     assert train_records(streamed.run_dir, "loss") == train_records(mapped.run_dir, "loss")
+
+
+def test_tune_and_profile_take_a_stream(tmp_path):
+    """They need a batch, not a length: the stream is read from its start as far as they need."""
+    import torchwise.tune as tune
+
+    cfg = {"train": {"batch_size": 10, "max_steps": 30}}
+    lr = tune.lr_range_test(Net(), Rows(), config=cfg, num_steps=12, batch_size=10)
+    assert len(lr.lrs) == len(lr.losses) <= 12 and lr.suggested_lr > 0
+    memory = tune.estimate_memory(Net(), Rows(), config=cfg, batch_size=8, bf16=False)
+    assert memory.predicted_peak_bytes > memory.parameters > 0
+    found = tune.find_batch_size(Net(), Rows(), config=cfg, budget="64MiB", limit=40)
+    assert found.batch_size == 40  # the stream wraps around: a batch larger than the 60 rows would too
+    profiled = tune.profile_steps(Net(), Rows(), config=cfg, steps=4, batch_size=10)
+    assert profiled.verdict

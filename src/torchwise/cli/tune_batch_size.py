@@ -29,7 +29,7 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     table = Table(title=f"largest batch that fits in {where}", show_header=False)
     table.add_row("tried", ", ".join(f"{t.batch_size}{'' if t.fits else ' x'}" for t in result.trials),
                   "x: does not fit (" + ", ".join(sorted({t.how for t in result.trials if not t.fits})) + ")")
-    capped = " (the whole training set)" if result.batch_size == result.limit == len(work) else ""
+    capped = " (the whole training set)" if result.batch_size == result.limit == work.size() else ""
     table.add_row("largest batch", f"{result.batch_size}{capped}", f"set: train.batch_size={result.batch_size}",
                   style="bold")
     train = work.cfg.train

@@ -27,6 +27,7 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     table.add_row("compiled step", f"{result.compiled_step_ms:.3f} ms ({result.speedup:.2f}x)")
     table.add_row("compile time", f"{result.compile_seconds:.1f} s")
     table.add_row("break-even", f"{result.break_even_steps:,} steps" if result.break_even_steps else "never")
-    table.add_row("this run", f"{result.run_steps:,} steps")
+    steps = f"{result.run_steps:,} steps" if result.run_steps is not None else "unknown (a stream: set train.max_steps)"
+    table.add_row("this run", steps)
     table.caption = result.message
     emit("tune_compile", result.to_dict(), as_json=as_json, run_dir=run, table=table)

@@ -48,6 +48,9 @@ class BatchSizeResult:
         return asdict(self)
 
 
+STREAM_LIMIT = 65_536  # the largest batch tried on a stream without a --limit
+
+
 def search_largest(fits: Callable[[int], bool], *, limit: int, start: int = 2) -> tuple[int, list[int]]:
     """The largest size in [1, limit] for which ``fits`` holds (0 when none), assuming that a size
     fits whenever a larger one does; returns it and the sizes tried, in order."""
@@ -151,7 +154,9 @@ def find_largest(work: Workload, *, budget: int | None = None, limit: int | None
     """The search on a `Workload`; ``trial`` replaces the real step (tests inject one)."""
     from torchwise.tune.state import preserved
 
-    limit = min(limit or len(work), len(work))
+    size = work.size()
+    # A stream has no length to cap the search: its samples wrap around, up to STREAM_LIMIT.
+    limit = min(limit or size, size) if size is not None else (limit or STREAM_LIMIT)
     with preserved(work.model, work.optimizer, work.scheduler):
         if trial is None:
             budget = budget if budget is not None else default_budget(work.device)

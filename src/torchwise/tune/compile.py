@@ -33,7 +33,7 @@ class CompileResult:
     compile_seconds: float
     speedup: float  # eager / compiled step time
     break_even_steps: int | None  # None: the compiled step is not faster, so it never pays
-    run_steps: int
+    run_steps: int | None  # None: a stream of unknown length without train.max_steps
     pays: bool
     message: str
 
@@ -49,12 +49,13 @@ def break_even(*, compile_seconds: float, eager_step: float, compiled_step: floa
     return math.ceil(round(compile_seconds / saving, 6))
 
 
-def run_steps(work: Workload) -> int:
-    """Optimizer steps the configured run takes (what the schedule spans in training)."""
-    train = work.cfg.train
-    per_epoch = math.ceil(math.ceil(len(work) / train.batch_size) / train.accumulate)
-    lengths = [n for n in (per_epoch * train.epochs if train.epochs else None, train.max_steps) if n is not None]
-    return min(lengths)
+def run_steps(work: Workload) -> int | None:
+    """Optimizer steps the configured run takes, as the loop plans them (None: a stream of unknown
+    length trained by epochs)."""
+    from torchwise.train.loop import planned_steps
+    from torchwise.tune.workload import run_loader
+
+    return planned_steps(work.cfg, run_loader(work, work.cfg.train.batch_size, num_workers=0))
 
 
 def _time_steps(work: Workload, batch: Any, steps: int) -> list[float]:
@@ -87,12 +88,13 @@ def measure_compile(work: Workload, *, steps: int = 20, warmup: int = 3, batch_s
     compile_seconds = max(first - compiled, 0.0)
     steps_needed = break_even(compile_seconds=compile_seconds, eager_step=eager, compiled_step=compiled)
     total = run_steps(work)
-    pays = steps_needed is not None and steps_needed < total
+    pays = steps_needed is not None and total is not None and steps_needed < total
     if steps_needed is None:
         message = (f"compile never pays here: a compiled step ({compiled * 1e3:.3g} ms) is not faster than "
                    f"an eager one ({eager * 1e3:.3g} ms); keep train.compile=false")
     else:
-        message = (f"compile pays after {steps_needed:,} steps; this run has {total:,}: "
+        length = f"{total:,}" if total is not None else "an unknown number (a stream: set train.max_steps)"
+        message = (f"compile pays after {steps_needed:,} steps; this run has {length}: "
                    + ("set train.compile=true" if pays else "keep train.compile=false"))
     return CompileResult(eager_step_ms=eager * 1e3, compiled_step_ms=compiled * 1e3, compile_seconds=compile_seconds,
                          speedup=eager / compiled if compiled else math.inf, break_even_steps=steps_needed,

@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from torchwise.data.streams import batches_in_epoch
 from torchwise.tune.workload import Workload, backward, optimizer_step, run_loader, step_loss, to_device
 
 PHASES = ("data_wait", "host_to_device", "forward", "backward", "optimizer", "logging")
@@ -238,7 +239,9 @@ def profile_workload(work: Workload, *, steps: int = 20, warmup: int = 5, repeat
     attainable = attainable_flops(work.device)
     kind, reason, advice = verdict(phases, host_reads=counter.host_reads, achieved=achieved,
                                    attainable=attainable, ops=counter.ops)
-    steps_per_save = work.cfg.checkpoint.every_n_steps or max(1, len(loader) // work.cfg.train.accumulate)
+    # `last` is written every N steps, else once an epoch (a stream of unknown length: once a run)
+    batches = batches_in_epoch(loader) or work.cfg.train.max_steps or 1
+    steps_per_save = work.cfg.checkpoint.every_n_steps or max(1, batches // work.cfg.train.accumulate)
     return ProfileResult(
         phases_ms={name: seconds * 1e3 for name, seconds in phases.items()},
         checkpoint_ms_per_step=checkpoint / steps_per_save * 1e3 if work.cfg.checkpoint.enabled else 0.0,

@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 from torchwise.config import RunConfig
 from torchwise.data.batch import call_model, collate, split_batch
 from torchwise.data.batch import to_device as move_batch
+from torchwise.data.streams import is_stream, peek
 from torchwise.errors import ConfigError, DataError
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.tasks import Task
@@ -47,8 +48,11 @@ class Workload:
         if self.scaler is None:
             self.scaler = self.precision.make_scaler()
 
-    def __len__(self) -> int:
-        return len(self.dataset)  # type: ignore[arg-type]
+    peeked: list[Any] = field(default_factory=list)  # a stream's first samples, read once
+
+    def size(self) -> int | None:
+        """Samples in the dataset; None for a stream, which has no length."""
+        return None if is_stream(self.dataset) else len(self.dataset)  # type: ignore[arg-type]
 
 
 def from_config(cfg: RunConfig) -> Workload:
@@ -112,12 +116,15 @@ def _plain_collate(collate_fn: Callable[[list[Any]], Any]) -> Callable[[list[Any
 
 def sample_batch(work: Workload, size: int, *, offset: int = 0) -> Any:
     """``size`` samples from ``offset`` on (wrapping around a dataset shorter than that), collated
-    as the loader collates them, on the workload's device."""
-    total = len(work)
+    as the loader collates them, on the workload's device. A stream is read from its start (it
+    has no index), as far as needed."""
+    dataset = work.dataset
+    if is_stream(dataset):
+        return to_device(work, work.collate_fn(_stream_samples(work, offset, size)))
+    total = work.size()
     if total == 0:
         raise DataError("the training set is empty", hint="check the data source")
     indices = [(offset + i) % total for i in range(size)]
-    dataset = work.dataset
     getitems = getattr(dataset, "__getitems__", None)
     if isinstance(dataset, torch.utils.data.TensorDataset):
         index = torch.tensor(indices)
@@ -128,6 +135,16 @@ def sample_batch(work: Workload, size: int, *, offset: int = 0) -> Any:
     else:
         batch = work.collate_fn([dataset[i] for i in indices])
     return to_device(work, batch)
+
+
+def _stream_samples(work: Workload, offset: int, size: int) -> list[Any]:
+    """Samples ``offset`` to ``offset + size`` of a stream, wrapping around one shorter than that."""
+    wanted = offset + size
+    if len(work.peeked) < wanted:
+        work.peeked = peek(work.dataset, max(wanted, 2 * len(work.peeked)))  # type: ignore[arg-type]
+    if not work.peeked:
+        raise DataError("the training stream yields no sample", hint="check the stream's __iter__")
+    return [work.peeked[i % len(work.peeked)] for i in range(offset, wanted)]
 
 
 def run_loader(work: Workload, batch_size: int, *, num_workers: int | None = None,
