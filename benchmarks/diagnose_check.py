@@ -40,6 +40,11 @@ def mlp(*sizes: int, act: type[nn.Module] = nn.ReLU) -> nn.Sequential:
     return nn.Sequential(*layers[:-1])
 
 
+# A too-high LR shows either as oscillation/a blow-up (lr_too_high) or as a loss that ends higher
+# than it began (diverging): the issue counts both as the right answer.
+TOO_HIGH = "lr_too_high|diverging"
+
+
 def cases(train: TensorDataset, val: TensorDataset) -> list[tuple[str, str, nn.Module, TensorDataset, dict]]:
     small = TensorDataset(*train[:100])
     return [
@@ -49,9 +54,9 @@ def cases(train: TensorDataset, val: TensorDataset) -> list[tuple[str, str, nn.M
           "train": {"clip_grad_norm": None, "epochs": 5}}),
         ("healthy, SGD momentum 0.99", "healthy", mlp(64, 128, 10), train,
          {"optim": {"name": "sgd", "lr": 0.05, "momentum": 0.99}, "train": {"clip_grad_norm": None}}),
-        ("AdamW lr=0.5, warmup-cosine", "lr_too_high", mlp(64, 128, 10), train,
+        ("AdamW lr=0.5, warmup-cosine", TOO_HIGH, mlp(64, 128, 10), train,
          {"optim": {"lr": 0.5}, "train": {"clip_grad_norm": None}}),
-        ("AdamW lr=0.1, constant", "lr_too_high", mlp(64, 128, 10), train,
+        ("AdamW lr=0.1, constant", TOO_HIGH, mlp(64, 128, 10), train,
          {"optim": {"lr": 0.1}, "schedule": {"name": "constant"}, "train": {"clip_grad_norm": None, "epochs": 5}}),
         ("AdamW lr=1e-6", "lr_too_low", mlp(64, 128, 10), train, {"optim": {"lr": 1e-6}}),
         ("100 samples, 512x512, no decay", "overfitting", mlp(64, 512, 512, 10), small,
@@ -74,7 +79,8 @@ def main() -> None:
             result = torchwise.fit(model, data, val, config=config, runs_dir=folder, quiet=True)
             diagnosis = diagnose_run(result.run_dir)
             got = [f.code for f in diagnosis.findings if f.severity in ("warn", "error")] or ["healthy"]
-            rows.append({"run": label, "expected": expected, "got": got, "ok": expected in got,
+            ok = bool(set(expected.split("|")) & set(got))
+            rows.append({"run": label, "expected": expected, "got": got, "ok": ok,
                          "seconds": round(time.perf_counter() - started, 1)})
             print(f"{label:40s} expected {expected:20s} got {', '.join(got):30s} {'ok' if rows[-1]['ok'] else 'MISS'}",
                   flush=True)

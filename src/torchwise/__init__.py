@@ -32,6 +32,7 @@ _LAZY: dict[str, str] = {
     # not "diagnose": that name is the torchwise.diagnose subpackage
     "diagnose_run": "torchwise.diagnose.run_diagnosis:diagnose_run",
     # not "export": that name is the torchwise.export subpackage
+    "export_run": "torchwise.export.exporter:export_run",
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
 }

@@ -195,6 +195,12 @@ class TrainConfig(_Section):
     """A NaN/inf loss or gradient norm: stop the run, or skip that step."""
     max_nonfinite_skips: int = Field(10, ge=1)
     """With on_nonfinite=skip: fail after this many skipped steps."""
+    distributed: Literal["auto", "ddp", "fsdp", "none"] = "auto"
+    """Under torchrun: `auto` is DDP with more than one process; `fsdp` shards with FSDP2; `none` ignores torchrun."""
+    fsdp_blocks: list[str] = Field(default_factory=list)
+    """distributed=fsdp: module class names (fnmatch) sharded one by one; empty: the top-level children."""
+    collective_timeout_s: float = Field(600.0, gt=0)
+    """Under torchrun: a collective waiting longer than this fails the run, naming the rank."""
 
     @model_validator(mode="after")
     def _needs_a_length(self) -> TrainConfig:
@@ -276,7 +282,7 @@ class RunConfig(_Section):
         config = self.to_yaml_dict()
         for key in ("name", "base_dir", "log", "checkpoint", "early_stop"):
             config.pop(key, None)
-        for key in ("epochs", "max_steps"):
+        for key in ("epochs", "max_steps", "collective_timeout_s"):
             config["train"].pop(key, None)
         return config
 

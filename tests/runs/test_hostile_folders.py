@@ -196,3 +196,19 @@ def test_load_model_of_own_foreign_and_builtin_runs(legit_run, tmp_path, capsys)
     assert code == 0, err
     signed_elsewhere(tmp_path / "runs" / "digits", tmp_path)
     assert torchwise.load_model(tmp_path / "runs" / "digits").head.out_features == 10  # built-in: no flag
+
+
+def test_readers_import_no_code_of_any_hostile_folder(hostile, tmp_path):
+    """runs, runs compare, diagnose and report need no code: they succeed on every hostile folder
+    and import none of it, start no process, write no marker."""
+    folders, marker = hostile
+    root = next(iter(folders.values())).parent
+    calls = [("cli", ["runs", str(root)]), ("cli", ["runs", "compare", *map(str, folders.values()),
+                                                     "--png", str(tmp_path / "compare.png")])]
+    calls += [("cli", ["diagnose", str(folder)]) for folder in folders.values()]
+    calls += [("cli", ["report", str(folder), "--out", str(tmp_path / f"{name}.html")])
+              for name, folder in folders.items()]
+    for call, outcome in zip(calls, open_in_fresh_process(calls), strict=True):
+        assert outcome.code in (0, 1), (call, outcome.stderr)  # diagnose exits 1 on a finding
+        assert outcome.user_imports == [] and outcome.spawned == [], call
+    assert not marker.exists()

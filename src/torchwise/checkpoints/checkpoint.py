@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,13 +97,16 @@ def save_checkpoint(
     model_state: Mapping[str, torch.Tensor],
     training_state: Any,
     meta: Mapping[str, Any],
+    extra: Callable[[Path], None] | None = None,
 ) -> None:
     """Write a checkpoint at ``directory`` atomically: afterwards it holds the new one, and at
     every instant before it held the complete old one.
 
     ``training_state`` is any nesting `flatten_state` accepts; ``meta`` is plain JSON
-    (e.g. ``{"config_hash": ..., "step": ..., "epoch": ...}``). Tied weights (one tensor under
-    two keys) are stored once and come back as one tensor under both keys.
+    (e.g. ``{"config_hash": ..., "step": ..., "epoch": ...}``). ``extra(folder)`` writes more
+    files into the staging folder before meta.json (FSDP's DCP shards), published with it.
+    Tied weights (one tensor under two keys) are stored once and come back as one tensor under
+    both keys.
 
     >>> import tempfile, torch
     >>> from pathlib import Path
@@ -122,6 +125,8 @@ def save_checkpoint(
         for file_name, tensors in ((MODEL_FILE, model_tensors), (STATE_FILE, state_tensors)):
             digest, size = write_safetensors(tmp / file_name, tensors)
             files[file_name] = {"sha256": digest, "size": size}
+        if extra is not None:
+            extra(tmp)
         _write_meta(tmp / META_FILE, {**document, "files": files})
 
     publish_folder(directory, write)

@@ -20,6 +20,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "torchwise.cli.doctor",
     "explain": "torchwise.cli.explain",
     "lint": "torchwise.cli.lint",
+    "export": "torchwise.cli.export",
+    "predict": "torchwise.cli.predict",
     "runs": "torchwise.cli.runs",
     "diagnose": "torchwise.cli.diagnose",
     "summary": "torchwise.cli.summary",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,8 @@ def print_run_result(result: Any) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    if os.environ.get("RANK", "0") != "0":  # under torchrun one table is enough: rank 0's
+        return
     summary = result.summary
     table = Table(title=f"run {summary['name']}: {summary['status']}", show_header=False)
     best = summary.get("best")

@@ -30,10 +30,18 @@ class EpochSampler(Sampler[int]):
         self.shuffle = shuffle
         self.epoch = 0
         self.start = 0
+        # Under torchrun: this rank's slice (see `shard`); one process is rank 0 of 1.
+        self.rank, self.world, self.batch_size = 0, 1, 1
 
     def set_epoch(self, epoch: int, *, start: int = 0) -> None:
         self.epoch = epoch
         self.start = start
+
+    def shard(self, *, rank: int, world: int, batch_size: int) -> None:
+        """Read only this rank's part: of each global batch of ``world * batch_size`` consecutive
+        positions, every ``world``-th one from ``rank``. All ranks together read exactly what one
+        process reads at batch ``world * batch_size``, with nothing repeated."""
+        self.rank, self.world, self.batch_size = rank, world, batch_size
 
     def order(self) -> list[int]:
         if not self.shuffle:
@@ -42,10 +50,16 @@ class EpochSampler(Sampler[int]):
         return torch.randperm(self.size, generator=generator).tolist()
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self.order()[self.start:])
+        return iter(self.positions(self.order()[self.start:]))
+
+    def positions(self, remaining: list[int]) -> list[int]:
+        if self.world == 1:
+            return remaining
+        step = self.world * self.batch_size
+        return [i for g in range(0, len(remaining), step) for i in remaining[g:g + step][self.rank::self.world]]
 
     def __len__(self) -> int:
-        return self.size - self.start
+        return len(self.positions(list(range(self.size - self.start))))
 
 
 class BatchedTensors(TensorDataset):
@@ -98,7 +112,8 @@ def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0, seed: int = 0
         # Workers take their base seed from this generator when they start: every epoch without
         # persistent workers, once (at the run's or the resume's first epoch) with them.
         if loader.generator is not None:
-            loader.generator.manual_seed(epoch_seed(sampler.seed + 1, epoch))
+            # Each rank's workers get their own seeds (rank 0's are those of one process).
+            loader.generator.manual_seed(epoch_seed(sampler.seed + 1, epoch) + sampler.rank)
     elif is_stream(loader):
         set_epoch = getattr(loader.dataset, "set_epoch", None)
         if callable(set_epoch):

@@ -92,6 +92,40 @@ def input_scale(source: SourceConfig) -> float:
     return 1.0
 
 
+def feature_names(source: SourceConfig, *, cfg: RunConfig) -> list[str] | None:
+    """The names of the feature columns, where the source has them (digits: scikit-learn's
+    ``pixel_<row>_<col>``; a CSV: its header), so that a user's file can be matched by name."""
+    if source.source == "digits":
+        from sklearn.datasets import load_digits
+
+        return list(load_digits().feature_names)
+    if source.source == "csv" and source.path is not None:
+        header = _csv_header(cfg.resolve_path(source.path))
+        if header is None:
+            return None
+        target = source.target_column or header[-1]
+        return source.feature_columns or [name for name in header if name != target]
+    return None
+
+
+def target_name(source: SourceConfig, *, cfg: RunConfig) -> str | None:
+    """The name of the label or target column (digits: ``target``, as scikit-learn names it)."""
+    if source.source == "digits":
+        return "target"
+    if source.source == "csv" and source.path is not None:
+        header = _csv_header(cfg.resolve_path(source.path))
+        return source.target_column or (header[-1] if header else None)
+    return None
+
+
+def _csv_header(path: Path) -> list[str] | None:
+    try:
+        with path.open(newline="") as handle:
+            return [name.strip() for name in next(csv.reader(handle), [])] or None
+    except OSError:
+        return None
+
+
 def digits(*, normalize: bool = True) -> TensorDataset:
     """The 1,797 8x8 handwritten digits scikit-learn ships (no download). Features scaled to [0, 1]."""
     try:

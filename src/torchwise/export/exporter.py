@@ -124,3 +124,31 @@ def eval_on_cpu(model: torch.nn.Module) -> Iterator[torch.nn.Module]:
     finally:
         eager.train(was_training)
 
+
+def export_run(run_dir: str | Path, *, fmt: str = "exported", checkpoint: str = "best", dynamic_batch: bool = True,
+               out: str | Path | None = None, tolerance: float = DEFAULT_TOLERANCE,
+               model: torch.nn.Module | None = None, example_inputs: Any = None,
+               trust_code: bool = False) -> ExportResult:
+    """Export the model of a run folder (its ``best`` or ``last`` checkpoint), verified on the run's
+    own validation data; the manifest carries the run's transform, class names and provenance.
+
+    ``out`` defaults to ``RUN_DIR/export/model.<ext>`` (``model-last.<ext>`` for the last
+    checkpoint); a folder there (or a path without a suffix) gets that name inside it. A run trained from Python
+    (`torchwise.fit`) needs ``model`` (built as for fit; the weights are loaded into it) and
+    ``example_inputs`` (a batch of real inputs, when its data came from Python too).
+    ``trust_code=True`` accepts the code named by a run folder this user did not write.
+    """
+    from torchwise.export.run_info import read_run
+
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")
+    run_dir = Path(run_dir)
+    name = f"model{'' if checkpoint == 'best' else '-' + checkpoint}{FORMATS[fmt]}"
+    target = Path(out) if out is not None else run_dir / "export"
+    if out is None or target.is_dir() or not target.suffix:  # a folder: the default name inside it
+        target = target / name
+    info = read_run(run_dir, checkpoint=checkpoint, model=model, example_inputs=example_inputs,
+                    trust_code=trust_code)
+    return export_module(info.model, info.example, fmt=fmt, out=target, dynamic_batch=dynamic_batch,
+                         tolerance=tolerance, normalization=info.normalization, task=info.task,
+                         describe=info.describe, data=info.data)

@@ -29,7 +29,7 @@ class RawInputs:
 
 
 def read_inputs(path: Path, signature: InputSignature, *, feature_names: list[str] | None,
-                target_name: str | None) -> RawInputs:
+                target_name: str | None, classes: list[str] | None = None) -> RawInputs:
     """The samples in ``path`` as the model's inputs (not yet normalised)."""
     if path.is_dir():
         return read_image_folder(path, signature)
@@ -37,7 +37,8 @@ def read_inputs(path: Path, signature: InputSignature, *, feature_names: list[st
         raise DataError(f"input {str(path)!r} does not exist",
                         hint="pass a .csv, .npz or .pt file, or a folder of images")
     if path.suffix == ".csv":
-        return read_feature_csv(path, signature, feature_names=feature_names, target_name=target_name)
+        return read_feature_csv(path, signature, feature_names=feature_names, target_name=target_name,
+                                classes=classes)
     if path.suffix in (".npz", ".pt"):
         return read_array_file(path, signature, target_name=target_name)
     raise DataError(f"cannot read inputs from {path.name}",
@@ -46,10 +47,11 @@ def read_inputs(path: Path, signature: InputSignature, *, feature_names: list[st
 
 
 def read_feature_csv(path: Path, signature: InputSignature, *, feature_names: list[str] | None,
-                     target_name: str | None) -> RawInputs:
+                     target_name: str | None, classes: list[str] | None = None) -> RawInputs:
     """A CSV with one column per feature. With a header, columns are taken by name (the order
     in the file does not matter, other columns are ignored and the target column, when there,
-    gives the labels); without one, there must be exactly one column per feature."""
+    gives the labels: class indices, or the run's class names); without one, there must be
+    exactly one column per feature."""
     if signature.structure != "tensor" or len(signature.tensors[0].shape) != 2:
         raise DataError(f"a CSV holds one row of features per sample; this model takes {signature.describe()}",
                         hint="pass an .npz or .pt file holding the inputs by name")
@@ -79,13 +81,24 @@ def read_feature_csv(path: Path, signature: InputSignature, *, feature_names: li
         try:
             values[line - (2 if has_header else 1)] = [float(row[i]) for i in columns]
             if labels_at is not None:
-                labels.append(float(row[labels_at]))
+                labels.append(row[labels_at].strip())
         except (ValueError, IndexError):
             raise DataError(f"{path} line {line} is not {len(columns)} numbers in the feature columns",
                             hint="every row needs a number in every feature column") from None
     x = torch.from_numpy(values).to(torch.float32)
-    label_tensor = torch.tensor(labels) if labels_at is not None else None
+    label_tensor = _label_tensor(labels, classes) if labels_at is not None else None
     return RawInputs(inputs=x, ids=[str(i) for i in range(len(body))], labels=label_tensor)
+
+
+def _label_tensor(cells: list[str], classes: list[str] | None) -> torch.Tensor | None:
+    """Numbers as they are; text labels through the run's class names (None when a label is
+    not one of them: accuracy is then not reported)."""
+    if all(_is_number(cell) for cell in cells):
+        return torch.tensor([float(cell) for cell in cells])
+    if classes is None or not set(cells) <= set(classes):
+        return None
+    index = {name: i for i, name in enumerate(classes)}
+    return torch.tensor([index[cell] for cell in cells])
 
 
 def read_array_file(path: Path, signature: InputSignature, *, target_name: str | None) -> RawInputs:

@@ -10,10 +10,10 @@ from typing import Any
 
 import torch
 
-from torchwise.data.batch import to_device
+from torchwise.data.batch import call_model, to_device
 from torchwise.export.manifest import Normalization, read_manifest
-from torchwise.export.runtime import Artefact
-from torchwise.export.signature import InputSignature, check_tensor
+from torchwise.export.runtime import Artefact, torch_runner
+from torchwise.export.signature import InputSignature, check_tensor, output_specs, prediction_output
 
 
 @dataclass
@@ -39,11 +39,16 @@ class Predictor:
         return self.signature.flatten(to_device(raw, "cpu", float64_to=torch.float32), any_batch=True)
 
 
-def load_predictor(source: Path, *, checkpoint: str = "best", trust_code: bool = False) -> Predictor:
-    """An artefact file runs in its own runtime; a run folder runs its eager model. A ``.pt2`` or
-    TorchScript artefact this user did not export loads only with ``trust_code`` (it can run code)."""
+def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
+                   trust_code: bool = False) -> Predictor:
+    """An artefact file runs in its own runtime; a run folder runs its eager model (``model``:
+    the module to load a Python-trained run's weights into). A ``.pt2`` or TorchScript artefact
+    this user did not export, or a run folder someone else wrote that names code, loads only with
+    ``trust_code`` (either can run code)."""
     from torchwise.runs.trust import check_artefact_trust
 
+    if source.is_dir():
+        return run_predictor(source, checkpoint=checkpoint, model=model, trust_code=trust_code)
     manifest = read_manifest(source)
     check_artefact_trust(source, fmt=manifest["format"], trust_code=trust_code)
     signature = InputSignature.from_json(manifest["inputs"])
@@ -51,3 +56,19 @@ def load_predictor(source: Path, *, checkpoint: str = "best", trust_code: bool =
     return Predictor(run=artefact.run, signature=signature, output_names=[o["name"] for o in manifest["outputs"]],
                      task=manifest["task"], normalization=Normalization.from_json(manifest["normalization"]),
                      feature_names=manifest.get("feature_names"), target_name=manifest.get("target_name"))
+
+
+def run_predictor(run_dir: Path, *, checkpoint: str, model: torch.nn.Module | None = None,
+                  trust_code: bool = False) -> Predictor:
+    from torchwise.export.run_info import read_run
+
+    info = read_run(run_dir, checkpoint=checkpoint, model=model, shape_only=True, trust_code=trust_code)
+    model = info.model
+    signature = InputSignature.of(info.example, dynamic_batch=True)
+    with torch.inference_mode():
+        outputs = output_specs(call_model(model, info.example), dynamic_batch=True)
+    names = [o.name for o in outputs]
+    return Predictor(run=torch_runner(model, signature), signature=signature, output_names=names,
+                     task={"prediction": prediction_output(names), **info.task},
+                     normalization=info.normalization, feature_names=info.describe["feature_names"],
+                     target_name=info.describe["target_name"])

@@ -101,20 +101,22 @@ class Predictions:
 
 
 def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_SIZE, out: str | Path | None = None,
-            checkpoint: str = "best", trust_code: bool = False) -> Predictions:
+            checkpoint: str = "best", model: torch.nn.Module | None = None, trust_code: bool = False) -> Predictions:
     """Predict with a run folder's model (``checkpoint`` best or last) or an exported artefact.
 
     ``inputs`` is a file (.csv, .npz, .pt) or an image folder, or raw inputs already in memory (a
     tensor or numpy array of raw features, or a dict of them). With ``out``, the predictions are
-    written there (CSV, or JSON for ``.json``). A ``.pt2`` or TorchScript artefact you did not
-    export loads only with ``trust_code=True``: loading one can run code it carries.
+    written there (CSV, or JSON for ``.json``). A run trained from Python needs ``model``, built
+    as for fit (its weights are loaded into it). A ``.pt2`` or TorchScript artefact you did not
+    export, or a run folder someone else wrote that names code, loads only with
+    ``trust_code=True``: loading one can run code it carries.
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
-    predictor = load_predictor(Path(source), checkpoint=checkpoint, trust_code=trust_code)
+    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code)
     if isinstance(inputs, (str, Path)):
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
-                          target_name=predictor.target_name)
+                          target_name=predictor.target_name, classes=predictor.task.get("classes"))
     else:
         raw = _in_memory(inputs)
     result = run_batches(predictor, raw, batch_size=batch_size)
@@ -127,10 +129,19 @@ def run_batches(predictor: Predictor, raw: RawInputs, *, batch_size: int) -> Pre
     """The model over the inputs in batches of ``batch_size`` (the exported size for a static
     artefact, with the last batch padded), timing each batch."""
     flat = predictor.model_inputs(raw.inputs)
-    total = len(flat[0])
     static = predictor.signature.tensors[0].shape[0]
     step = static or batch_size
     index = predictor.output_names.index(predictor.task.get("prediction") or predictor.output_names[0])
+    with torch.inference_mode():
+        pieces, latencies, seconds = _timed_batches(predictor, flat, step=step, static=static, index=index)
+    outputs = torch.cat(pieces) if pieces else torch.empty(0)
+    return Predictions(ids=raw.ids, outputs=outputs, task=predictor.task, labels=raw.labels, seconds=seconds,
+                       latencies=latencies or [0.0], batch_size=step)
+
+
+def _timed_batches(predictor: Predictor, flat: list[torch.Tensor], *, step: int, static: int | None,
+                   index: int) -> tuple[list[torch.Tensor], list[float], float]:
+    total = len(flat[0])
     pieces, latencies = [], []
     if total:  # one sample first, untimed: the first call of a runtime pays its one-off set-up
         predictor.run([t[:1].expand(static or 1, *t.shape[1:]) for t in flat])
@@ -144,10 +155,7 @@ def run_batches(predictor: Predictor, raw: RawInputs, *, batch_size: int) -> Pre
         output = predictor.run(chunk)[index]
         latencies.append(time.perf_counter() - began)
         pieces.append(output[:real])
-    seconds = time.perf_counter() - started
-    outputs = torch.cat(pieces) if pieces else torch.empty(0)
-    return Predictions(ids=raw.ids, outputs=outputs, task=predictor.task, labels=raw.labels, seconds=seconds,
-                       latencies=latencies or [0.0], batch_size=step)
+    return pieces, latencies, time.perf_counter() - started
 
 
 def _in_memory(inputs: Any) -> RawInputs:

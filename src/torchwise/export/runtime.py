@@ -60,10 +60,10 @@ def _torchscript(path: Path, signature: InputSignature) -> Callable[[list[torch.
 
 
 def torch_runner(module: Any, signature: InputSignature) -> Callable[[list[torch.Tensor]], list[torch.Tensor]]:
-    """Input tensors -> output tensors of a torch module (eager, exported or TorchScript)."""
+    """Input tensors -> output tensors of a torch module (eager, exported or TorchScript); the
+    caller holds ``torch.inference_mode()`` around the whole loop (entering it per batch costs)."""
     def run(flat: list[torch.Tensor]) -> list[torch.Tensor]:
-        with torch.inference_mode():
-            return tensors(call_model(module, signature.rebuild(flat)))
+        return tensors(call_model(module, signature.rebuild(flat)))
 
     return run
 
@@ -74,7 +74,11 @@ def _onnx(path: Path, signature: InputSignature) -> Callable[[list[torch.Tensor]
     except ImportError:
         raise ExportError("running an ONNX artefact needs onnxruntime",
                           hint="pip install 'torchwise[onnx]'") from None
-    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    options = onnxruntime.SessionOptions()
+    # As many threads as torch uses here, so that torch.set_num_threads (and OMP_NUM_THREADS)
+    # govern both runtimes alike.
+    options.intra_op_num_threads = torch.get_num_threads()
+    session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     names = signature.names
 
     def run(flat: list[torch.Tensor]) -> list[torch.Tensor]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 class Checkpointer:
     """Writes `last` every epoch (and every N steps), `best` on improvement, keeps N numbered."""
 
-    def __init__(self, run_cfg: RunConfig, *, directory: Path) -> None:
+    def __init__(self, run_cfg: RunConfig, *, directory: Path, main: bool = True) -> None:
         from torchwise.checkpoints.checkpoint import cleanup_stale
         from torchwise.train.resume import code_fingerprint
 
@@ -32,8 +32,10 @@ class Checkpointer:
         self.identity = {"config_hash": run_cfg.config_hash(), "trajectory": run_cfg.trajectory(),
                          "code": code_fingerprint(run_cfg)}
         self.last_step = -1  # the step `last` holds, so `best` at the same step can share its files
-        directory.mkdir(parents=True, exist_ok=True)
-        cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
+        self.main = main  # under FSDP every rank saves its shard; only rank 0 touches the folder
+        if main:
+            directory.mkdir(parents=True, exist_ok=True)
+            cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
 
     # After each save the run folder is signed again: its signature covers every meta.json
     # (runs/trust.py), and a folder this user wrote must stay trusted.
@@ -43,7 +45,7 @@ class Checkpointer:
         last = self.directory / "last"
         self._save(last, ctx, state)
         self.last_step = state.step
-        if self.cfg.keep_last_n:
+        if self.cfg.keep_last_n and self.main:
             copy_checkpoint(last, self.directory / f"step-{state.step:09d}")
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
@@ -54,7 +56,8 @@ class Checkpointer:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
 
         if self.last_step == state.step:  # the same state: link its files instead of writing them again
-            copy_checkpoint(self.directory / "last", self.directory / "best")
+            if self.main:
+                copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
         sign_written(self.directory.parent)
@@ -63,23 +66,26 @@ class Checkpointer:
         from torchwise.checkpoints.checkpoint import save_checkpoint
 
         tracker = ctx.early_stop
-        save_checkpoint(
-            path,
-            model_state=ctx.model.state_dict(),
-            training_state=training_state(ctx, state),
-            meta={"step": state.step, "epoch": state.epoch, **self.identity,
-                  "device": ctx.device.type, "precision": ctx.precision.name,
-                  "best": {"metric": ctx.cfg.train.monitor,
-                           "value": tracker.best if math.isfinite(tracker.best) else None,
-                           "epoch": tracker.best_epoch, "step": tracker.best_step}},
-        )
+        meta = {"step": state.step, "epoch": state.epoch, **self.identity,
+                "device": ctx.device.type, "precision": ctx.precision.name,
+                "best": {"metric": ctx.cfg.train.monitor,
+                         "value": tracker.best if math.isfinite(tracker.best) else None,
+                         "epoch": tracker.best_epoch, "step": tracker.best_step}}
+        if ctx.dist is not None and ctx.dist.kind == "fsdp":
+            from torchwise.train.sharded_checkpoint import save_sharded
+
+            save_sharded(path, ctx, training_state=training_state(ctx, state), meta=meta)
+            return
+        save_checkpoint(path, model_state=ctx.model.state_dict(), training_state=training_state(ctx, state),
+                        meta=meta)
 
 
 def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
     """Everything besides the weights that exact resume needs."""
     return {
         "loop": asdict(state),
-        "optimizer": ctx.optimizer.state_dict(),
+        # FSDP: the optimizer's sharded state goes to the checkpoint's DCP files instead
+        "optimizer": {} if ctx.dist is not None and ctx.dist.kind == "fsdp" else ctx.optimizer.state_dict(),
         "scaler": ctx.scaler.state_dict(),
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),

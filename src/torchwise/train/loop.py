@@ -35,6 +35,14 @@ from torchwise.data.loaders import EpochSampler, start_epoch
 from torchwise.data.streams import batches_in_epoch, is_stream, step_based
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
+from torchwise.train.distributed import (
+    clip_shards,
+    grad_sync,
+    local_tensors,
+    reduce_eval,
+    reduce_step,
+    step_samples,
+)
 from torchwise.train.grad_stats import after_step, before_step, layer_names
 from torchwise.train.oom import shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr, steps_on_metric
@@ -45,8 +53,8 @@ def batches_per_epoch(loader: DataLoader) -> int | None:
     """Micro-batches in a whole epoch (also when the sampler starts mid-epoch after a resume);
     None for a stream of unknown length."""
     sampler = loader.sampler
-    if isinstance(sampler, EpochSampler) and loader.batch_size:
-        return math.ceil(sampler.size / loader.batch_size)
+    if isinstance(sampler, EpochSampler) and loader.batch_size:  # under torchrun: global batches
+        return math.ceil(sampler.size / (loader.batch_size * sampler.world))
     return batches_in_epoch(loader)
 
 
@@ -204,51 +212,65 @@ def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int 
     cfg, model, optimizer, scaler = ctx.cfg, ctx.forward, ctx.optimizer, ctx.scaler
     sizes = [count_samples(batch) for batch in window]  # sequences, not tokens
     window_samples = sum(sizes)
+    world = ctx.dist.world if ctx.dist else 1
+    step_total = step_samples(ctx.dist, window_samples, ctx.device)  # all ranks' samples (torchrun)
     pieces = window if splits == 1 else split_pieces(
         window, batch_size=ctx.train_loader.batch_size or max(sizes), splits=splits)
     micro_losses = []
-    for piece in pieces:
+    for index, piece in enumerate(pieces):
         inputs, target = split_batch(piece)
-        with ctx.precision.autocast():  # 2. forward under autocast
-            output = call_model(model, inputs)
-            loss = ctx.task.loss(output, target)
-            if len(pieces) > 1:
-                # 3. weight by this micro-batch's share of the window's samples, so that
-                # accumulate=4 x batch 8 equals batch 32, and a short last window is not over-weighted.
-                loss = loss * (count_samples(piece) / window_samples)
-        scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
+        # DDP: gradients are all-reduced only after the window's last micro-batch.
+        with grad_sync(ctx.dist, model, last=index == len(pieces) - 1):
+            with ctx.precision.autocast():  # 2. forward under autocast
+                output = call_model(model, inputs)
+                loss = ctx.task.loss(output, target)
+                if len(pieces) > 1 or world > 1:
+                    # 3. weight by this micro-batch's share of the step's samples (times the ranks DDP
+                    # averages over), so that accumulate=4 x batch 8 equals batch 32, 2 processes at 16
+                    # equal one at 32, and a short last window is not over-weighted.
+                    loss = loss * (count_samples(piece) * world / step_total)
+            scaler.scale(loss).backward()  # 4. backward (scaled only under fp16)
         micro_losses.append(loss.detach().float())
     scaler.unscale_(optimizer)  # 5. unscale before clipping, or the threshold means nothing
-    grads = [p.grad for p in ctx.params if p.grad is not None]
+    grads = local_tensors([p.grad for p in ctx.params if p.grad is not None])  # FSDP: this rank's shards
     # 6-7. One read from the device per step gives the loss, the gradient norm, the finite
     # check and the clipping decision (logging then reads nothing more). Under fp16 the scaler
     # owns inf/NaN gradients: it skips the step and lowers the scale.
     norms = torch._foreach_norm(grads)  # what clip_grad_norm_ computes first, one kernel per grad
-    values = torch.stack([*micro_losses, *(n.float() for n in norms)]).tolist()
-    loss_value = sum(values[:len(micro_losses)])
-    norm_value = math.sqrt(sum(n * n for n in values[len(micro_losses):]))
+    if ctx.dist is not None:  # the same loss, norm and stop decision on every rank
+        loss_value, norm_value = reduce_step(ctx.dist, ctx, loss_sum=torch.stack(micro_losses).sum(), norms=norms)
+    else:
+        values = torch.stack([*micro_losses, *(n.float() for n in norms)]).tolist()
+        loss_value = sum(values[:len(micro_losses)])
+        norm_value = math.sqrt(sum(n * n for n in values[len(micro_losses):]))
     finite = math.isfinite(loss_value) and (scaler.is_enabled() or math.isfinite(norm_value))
     if not finite:
         optimizer.zero_grad(set_to_none=True)
         if cfg.train.on_nonfinite == "fail":
             raise NonFiniteStep(window, step=step, loss=loss_value, grad_norm=norm_value)
         scaler.update()  # closes this step's unscale_, or the next step's unscale_ refuses to run
-        return None, norm_value, window_samples
+        return None, norm_value, step_total
     max_norm = cfg.train.clip_grad_norm
-    if max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
+    sharded = ctx.dist is not None and ctx.dist.kind == "fsdp"
+    if sharded and max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
+        clip_shards(grads, max_norm=max_norm, total_norm=norm_value)
+    elif max_norm and math.isfinite(norm_value) and norm_value + 1e-6 > max_norm:
         # clip_grad_norm_'s own arithmetic (its float32 total norm), only when it would clip
         total = torch.linalg.vector_norm(torch.stack(norms))
         torch.nn.utils.clip_grads_with_norm_(ctx.params, max_norm, total, foreach=True)
+    if grad_stats is not None and ctx.dist is not None and ctx.dist.kind == "fsdp":
+        grad_stats = None  # per-layer statistics read whole tensors; FSDP holds shards (not collected)
     if grad_stats is not None:
         with_grad = [p for p in ctx.params if p.grad is not None]  # the order of `norms`
         weights_before = before_step(with_grad)
     scaler.step(optimizer)  # 8. step, then let the scaler adapt
     scaler.update()
     if grad_stats is not None:
+        grad_norms = torch.stack(norms).tolist() if ctx.dist else values[len(micro_losses):]
         grad_stats.update(after_step(names=layer_names(ctx.model, with_grad), params=with_grad,
-                                     grad_norms=values[len(micro_losses):], before=weights_before))
+                                     grad_norms=grad_norms, before=weights_before))
     optimizer.zero_grad(set_to_none=True)
-    return loss_value, norm_value, window_samples
+    return loss_value, norm_value, step_total
 
 
 class NonFiniteStep(RunFailed):
@@ -268,7 +290,10 @@ class NonFiniteStep(RunFailed):
 def evaluate(ctx: LoopContext) -> dict[str, float]:
     """Mean loss (over samples) and metrics over the validation set, under eval() and inference_mode()."""
     assert ctx.val_loader is not None
-    ctx.forward.eval()
+    # Under DDP each rank evaluates its shard on the plain module (DDP's forward would sync buffers);
+    # under FSDP every rank evaluates the whole set on the sharded module.
+    module = ctx.model if ctx.dist is not None and ctx.dist.kind == "ddp" else ctx.forward
+    module.eval()
     metrics = ctx.task.metrics
     for metric in metrics.values():
         metric.reset()
@@ -279,13 +304,15 @@ def evaluate(ctx: LoopContext) -> dict[str, float]:
         inputs, target = split_batch(batch)
         samples = count_samples(batch)
         with ctx.precision.autocast():
-            output = call_model(ctx.forward, inputs)
+            output = call_model(module, inputs)
             loss_sum += ctx.task.loss(output, target).float() * samples
         logits = output_logits(output)
         for metric in metrics.values():
             metric.update(logits, target)
         count += samples
-    ctx.forward.train()
+    module.train()
+    if ctx.dist is not None:  # the whole validation set: every rank's shard, nothing counted twice
+        loss_sum, count = reduce_eval(ctx.dist, loss_sum=loss_sum, count=count, metrics=metrics)
     results = [torch.as_tensor(metric.compute(), device=ctx.device).float().reshape(()) for metric in metrics.values()]
     values = torch.stack([loss_sum, *results]).tolist()  # one sync
     names = ("loss", *metrics)

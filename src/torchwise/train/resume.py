@@ -77,8 +77,13 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
 
     check_compatible(checkpoint, ctx.model)
     training = checkpoint.training_state
-    ctx.model.load_state_dict(checkpoint.model_state)
-    ctx.optimizer.load_state_dict(training["optimizer"])
+    if "sharded" in checkpoint.meta or (ctx.dist is not None and ctx.dist.kind == "fsdp"):
+        from torchwise.train.sharded_checkpoint import restore_sharded
+
+        restore_sharded(ctx, checkpoint)  # FSDP's checkpoint, or a sharded model: through DCP
+    else:
+        ctx.model.load_state_dict(checkpoint.model_state)
+        ctx.optimizer.load_state_dict(training["optimizer"])
     for group in ctx.optimizer.param_groups:  # checkpoints from before groups carried their peak LR
         group.setdefault("peak_lr", ctx.cfg.optim.lr * group.get("lr_multiplier", 1.0))
     ctx.scaler.load_state_dict(training["scaler"])

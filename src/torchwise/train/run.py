@@ -38,6 +38,16 @@ from torchwise.runs.snapshot import restore_snapshot, take_snapshot
 from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
+from torchwise.train.distributed import (
+    Distributed,
+    check_metrics,
+    ddp_model,
+    rank_run_folder,
+    shard_loader,
+    shard_model,
+    start_distributed,
+    stop_distributed,
+)
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_steps, train
 from torchwise.train.optim import build_optimizer, build_scheduler
@@ -113,14 +123,13 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     objects.record(cfg)
     check_rebuildable(cfg, objects)
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
+    dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
+    main = dist is None or dist.is_main
     parent = runs_dir or Path("runs")
     parent_existed = parent.is_dir()
-    if resume_dir is not None:
-        before = take_snapshot(resume_dir)  # a refused resume puts it all back
-        run = RunFolder(resume_dir)
-    else:
-        run = RunFolder.create(parent, name or cfg.name or "run")
-        record_config(run, cfg)
+    before = take_snapshot(resume_dir) if resume_dir is not None and main else None  # a refused resume puts it back
+    run = rank_run_folder(dist, lambda: open_run_folder(cfg, parent=parent, name=name, resume_dir=resume_dir))
+    progress = progress if main else "off"
     training_started = False
     started = time.time()
     earlier = earlier_segments(run.path) if resume_dir is not None else []  # a resumed run's past segments
@@ -136,11 +145,12 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         if cfg.log.mlflow:
             run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
-                            objects=objects)
+                            objects=objects, dist=dist)
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
-        with stop_on_signals(ctx.stop_requested):
+        # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
+        with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
             training_started = True
             train(ctx, state)
     except NonFiniteStep as err:
@@ -161,13 +171,25 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
         summary.update(timing([*earlier, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
-        write_diagnosis(run)
+        if main:
+            write_diagnosis(run)
         run.close()
-        if summary["status"] == "failed" and resume_dir is not None and not training_started:
+        if not main:
+            pass
+        elif summary["status"] == "failed" and resume_dir is not None and not training_started:
             restore_snapshot(before)  # a refused resume changes nothing in the run folder
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
+        stop_distributed(dist)
     return RunResult(run_dir=run.path, summary=summary)
+
+
+def open_run_folder(cfg: RunConfig, *, parent: Path, name: str | None, resume_dir: Path | None) -> RunFolder:
+    if resume_dir is not None:
+        return RunFolder(resume_dir)
+    run = RunFolder.create(parent, name or cfg.name or "run")
+    record_config(run, cfg)
+    return run
 
 
 def write_diagnosis(run: RunFolder) -> None:
@@ -246,7 +268,7 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
 
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
                   train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
-                  objects: UserObjects) -> LoopContext:
+                  objects: UserObjects, dist: Distributed | None = None) -> LoopContext:
     """Everything the loop needs, built in order and checked before the first step."""
     train_set = train_data.dataset if isinstance(train_data, DataLoader) else train_data
     val_set = val_data.dataset if isinstance(val_data, DataLoader) else val_data
@@ -254,7 +276,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     builtin = model is None and cfg.model.target is None
     data = prepare_data(cfg, train=train_set, val=val_set, collate_fn=collate_fn, builtin_model=builtin)
     record_data(run, view, data)
-    device = pick_device(cfg.train.device)
+    device = dist.device if dist else pick_device(cfg.train.device)
     precision = Precision.resolve(cfg.train.precision, device)
     from_config = model is None
     if model is None:
@@ -299,21 +321,31 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if found.dropped_metrics:
         run.log_event("metrics_dropped", metrics=found.dropped_metrics,
                       reason="the model's own loss: its output does not fit the built-in metrics")
+    if dist is not None and dist.kind == "fsdp":
+        shard_model(model, cfg=cfg, precision=precision)  # in place, before the optimizer sees the parameters
     forward = torch.compile(model) if cfg.train.compile else model
+    if dist is not None:
+        forward = ddp_model(dist, forward) if dist.kind == "ddp" else forward
+        shard_loader(dist, train_loader, what="training")
+        if val_loader is not None and dist.kind == "ddp":  # FSDP: every rank runs every forward
+            shard_loader(dist, val_loader, what="validation")
+        check_metrics(task.metrics)
     optimizer = build_optimizer(model, cfg.optim, factory=objects.optimizer, base_dir=cfg.base_dir)
     scheduler = build_scheduler(optimizer, cfg.schedule, factory=objects.scheduler, base_dir=cfg.base_dir)
     check_monitor(cfg, run, task, has_val=val_loader is not None)
     mode = monitor_mode(cfg.train.monitor, cfg.train.monitor_mode)
     # Without early stopping the tracker still picks the best checkpoint; it just never stops.
     patience = cfg.early_stop.patience if cfg.early_stop.enabled else sys.maxsize
-    run.write_json("env.json", environment(device=device, precision=precision, cfg=cfg))
+    run.write_json("env.json", environment(device=device, precision=precision, cfg=cfg, dist=dist))
     return LoopContext(
         cfg=cfg, model=model, forward=forward, optimizer=optimizer, scaler=precision.make_scaler(),
         task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
-        checkpoints=Checkpointer(cfg, directory=run.checkpoints) if cfg.checkpoint.enabled else None,
-        scheduler=scheduler, float64_to=found.float64_to,
+        # DDP: rank 0 saves; FSDP: every rank writes its shard, rank 0 the rest.
+        checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main)
+        if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
+        scheduler=scheduler, float64_to=found.float64_to, dist=dist,
     )
 
 
@@ -351,13 +383,17 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
                                f"{', '.join(produced)}; add a metric with task.metrics (or fit(metrics=...))")
 
 
-def environment(*, device: torch.device, precision: Precision, cfg: RunConfig) -> dict[str, Any]:
+def environment(*, device: torch.device, precision: Precision, cfg: RunConfig,
+                dist: Distributed | None = None) -> dict[str, Any]:
     import numpy
 
     env = {"torchwise": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
            "python": platform.python_version(), "platform": platform.platform(),
            "device": str(device), "precision": precision.name, "cuda": torch.version.cuda,
            "threads": torch.get_num_threads(), "argv": sys.argv, "git_commit": git_commit(cfg.base_dir)}
+    env["world_size"], env["backend"] = (dist.world, dist.backend) if dist else (1, None)
+    if dist is not None:
+        env["distributed"] = dist.kind
     if device.type == "cuda":
         env["gpu"] = torch.cuda.get_device_name(device)
     # The doctor's bug-report facts (driver, builds, packages); the checks themselves are not run.
@@ -383,11 +419,15 @@ def git_commit(folder: Path | None) -> str | None:
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop_requested: list[str]) -> Iterator[None]:
-    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step."""
+def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iterator[None]:
+    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step.
+
+    Under torchrun (``escalate`` off) a second signal is not the user insisting: a Ctrl-C reaches
+    each rank from the terminal and again from torchrun, which kills the ranks itself if they linger.
+    """
     def handler(signum: int, _: Any) -> None:
         name = signal.Signals(signum).name
-        if stop_requested:  # a second Ctrl-C: the user means it
+        if stop_requested and escalate:  # a second Ctrl-C: the user means it
             raise KeyboardInterrupt
         stop_requested.append(name)
 

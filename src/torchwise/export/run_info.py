@@ -1,0 +1,163 @@
+"""What export and predict need from a run folder: the model, a real batch, and how to use it.
+
+The model comes from the run's checkpoint (`torchwise.checkpoints.load_model`); the batch from
+the run's own validation data (the training data when it has none), rebuilt from its
+``config.yaml`` exactly as training built it; the transform from raw features to the model's
+input from the data source's scaling and ``data_stats.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from torchwise.config import RunConfig
+from torchwise.errors import ExportError, TargetError
+from torchwise.export.manifest import Normalization
+
+
+@dataclass
+class RunInfo:
+    """A run's model in eval mode on the CPU, one batch of its real inputs, and its manifest fields."""
+
+    run_dir: Path
+    cfg: RunConfig
+    model: torch.nn.Module
+    example: Any
+    data: str
+    normalization: Normalization | None
+    task: dict[str, Any]
+    describe: dict[str, Any]
+
+
+def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
+             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False) -> RunInfo:
+    """Load the run's model (into ``model`` for a run trained from Python) and a batch of its data;
+    ``example_inputs`` stands in for the data of a run whose data came from Python. With
+    ``shape_only`` (predict needs the input's shape, not its values) such a run gets a batch of
+    zeros shaped as the samples the run recorded. ``trust_code`` accepts the code a folder that
+    this user did not write names (see `run_config`)."""
+    from torchwise.checkpoints.load import load_model
+
+    cfg = run_config(run_dir, trust_code=trust_code)  # the trust gate, before anything is imported
+    try:
+        model = load_model(run_dir, model, which=checkpoint, device="cpu",  # type: ignore[arg-type]
+                           trust_code=trust_code)
+    except TargetError as err:
+        raise model_not_importable(cfg, err) from err
+    num_classes = None
+    if example_inputs is not None:
+        example, data = example_inputs, "the example inputs"
+    else:
+        example, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only)
+    describe = {"feature_names": _feature_names(cfg), "target_name": _target_name(cfg),
+                "source": source_fields(run_dir, checkpoint)}
+    return RunInfo(run_dir=run_dir, cfg=cfg, model=model, example=example, data=data,
+                   normalization=normalization(cfg, run_dir, example),
+                   task=task_fields(cfg, run_dir, num_classes=num_classes), describe=describe)
+
+
+def model_not_importable(cfg: RunConfig, err: TargetError) -> ExportError:
+    """The run's model class cannot be imported here: name the class, its module, and the folder."""
+    target = cfg.model.target or ""
+    module, _, name = target.partition(":")
+    folder = f" (the run found it in {cfg.base_dir})" if cfg.base_dir is not None else ""
+    return ExportError(f"the run's model {name} cannot be imported: {err.message}",
+                       hint=f"put the folder that holds module {module!r}{folder} on PYTHONPATH, "
+                            "or run torchwise from that folder")
+
+
+def run_config(run_dir: Path, *, trust_code: bool = False) -> RunConfig:
+    """The run's config, through the trust gate: a folder this user did not write, whose config
+    names code, stops here with the list of what it would import (`torchwise.runs.trust`)."""
+    from torchwise.runs.trust import open_run_config
+
+    return open_run_config(run_dir, trust_code=trust_code)
+
+
+def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False) -> tuple[Any, str, int | None]:
+    """Up to one training batch of the run's validation inputs (training inputs without a
+    validation split), prepared as training prepared them; and the number of classes."""
+    from torchwise.checkpoints.load import MODEL_RECORD
+    from torchwise.data.batch import collate, split_batch
+    from torchwise.data.prepare import prepare_data
+
+    if cfg.data.source == "python":
+        record_path = run_dir / MODEL_RECORD
+        shape = json.loads(record_path.read_text()).get("sample_shape") if record_path.is_file() else None
+        if shape_only and shape is not None:
+            return torch.zeros(2, *shape), "zeros", None
+        raise ExportError(f"the data of {run_dir.name} came from Python (torchwise.fit), so torchwise cannot "
+                          "read a batch of it" + (" to verify the artefact" if not shape_only else ""),
+                          hint="pass a batch of real inputs from Python: "
+                               f"torchwise.export_run('{run_dir}', model=..., example_inputs=x)")
+    prepared = prepare_data(cfg)
+    dataset, split = (prepared.val, "validation") if prepared.val is not None else (prepared.train, "training")
+    count = min(len(dataset), max(2, cfg.train.batch_size))  # type: ignore[arg-type]
+    inputs, _ = split_batch(collate([dataset[i] for i in range(count)]))
+    return inputs, f"the {split} data of {run_dir.name}", prepared.num_classes
+
+
+def normalization(cfg: RunConfig, run_dir: Path, example: Any) -> Normalization | None:
+    """The source's own scaling, then the training split's standardisation (identity when off);
+    None for inputs that are not one float tensor (nothing is applied to those)."""
+    from torchwise.data.sources import input_scale
+
+    if not isinstance(example, torch.Tensor) or not example.is_floating_point():
+        return None
+    scale = input_scale(cfg.data)
+    stats = _data_stats(run_dir)
+    if "mean" in stats:
+        return Normalization(scale=scale, mean=stats["mean"], std=stats["std"])
+    identity = Normalization.identity(tuple(example.shape[1:]))
+    return Normalization(scale=scale, mean=identity.mean, std=identity.std)
+
+
+def task_fields(cfg: RunConfig, run_dir: Path, *, num_classes: int | None) -> dict[str, Any]:
+    """What the output means: class names (classification) or target names (regression)."""
+    if cfg.task.type == "classification":
+        count = cfg.task.num_classes or num_classes
+        names = _class_names(run_dir)
+        if names is None and count is not None:
+            names = [str(i) for i in range(count)]
+        return {"type": "classification", "classes": names}
+    target = _target_name(cfg)
+    return {"type": "regression", "targets": [target] if target else None}
+
+
+def source_fields(run_dir: Path, checkpoint: str) -> dict[str, Any]:
+    """The run and checkpoint an artefact came from."""
+    meta_path = run_dir / "checkpoints" / checkpoint / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    return {"run": str(run_dir.resolve()), "run_name": run_dir.name, "checkpoint": checkpoint,
+            "epoch": meta.get("epoch"), "step": meta.get("step"), "config_hash": meta.get("config_hash"),
+            "best": summary.get("best")}
+
+
+def _data_stats(run_dir: Path) -> dict[str, Any]:
+    """``data_stats.json``: the standardisation and the class names the run kept."""
+    path = run_dir / "data_stats.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _class_names(run_dir: Path) -> list[str] | None:
+    classes = _data_stats(run_dir).get("classes")
+    return [str(name) for name in classes] if classes is not None else None
+
+
+def _feature_names(cfg: RunConfig) -> list[str] | None:
+    from torchwise.data.sources import feature_names
+
+    return feature_names(cfg.data, cfg=cfg)
+
+
+def _target_name(cfg: RunConfig) -> str | None:
+    from torchwise.data.sources import target_name
+
+    return target_name(cfg.data, cfg=cfg)
