@@ -212,3 +212,17 @@ def test_readers_import_no_code_of_any_hostile_folder(hostile, tmp_path):
         assert outcome.code in (0, 1), (call, outcome.stderr)  # diagnose exits 1 on a finding
         assert outcome.user_imports == [] and outcome.spawned == [], call
     assert not marker.exists()
+
+
+def test_export_and_predict_stop_every_hostile_folder_before_any_code(hostile, tmp_path):
+    """The two commands that build a run's model from its folder stop first, with the list."""
+    folders, marker = hostile
+    inputs = tmp_path / "new.csv"
+    inputs.write_text("x\n0.5\n1.5\n")
+    calls = [("cli", ["export", str(folder), "--format", "exported", "--out", str(tmp_path / name)])
+             for name, folder in folders.items()]
+    calls += [("cli", ["predict", str(folder), str(inputs)]) for folder in folders.values()]
+    outcomes = open_in_fresh_process(calls)
+    for (name, folder), outcome in zip([*folders.items(), *folders.items()], outcomes, strict=True):
+        assert_stopped_with_the_list(outcome, folder, REASONS[name], marker)
+    assert not any((tmp_path / name).exists() for name in folders)  # nothing exported
