@@ -3,7 +3,8 @@
 The candidates are ``num_workers`` 0, 1, 2, 4, ... up to the cores (``max_workers``); the pick
 is the smallest one whose loader throughput (samples/s, after the first batch, so worker start-up
 is left out as persistent workers leave it out of training) is within 5% of the best. The
-search measures the largest candidate first, as the reference, then bisects the candidates for
+search measures the largest candidate first, as the reference, then the next smaller one (when
+that falls short, the search is over), then bisects the candidates for
 the smallest within 5% of it, assuming more workers never load slower by more than noise; and a
 measurement stops as soon as it is slower than 95% of the reference could be. Few workers on a
 slow dataset are the costliest to time, and the search times them least. Next to it, the model's
@@ -131,14 +132,18 @@ def _sync(device: torch.device) -> None:
 
 
 def search(work: Workload, options: list[int], *, batch_size: int, batches: int) -> list[WorkerTrial]:
-    """The reference (most workers) first, then bisection for the smallest within 5% of it."""
+    """The reference (most workers) first, then the next fewer, then bisection for the smallest
+    within 5% of it."""
     reference = loader_throughput(work, options[-1], batch_size=batch_size, batches=batches)
     trials = [reference]
     # Time for the same batches at 95% of the reference's speed: slower than that cannot qualify.
     budget = (batches - 1) * batch_size / max(reference.samples_per_second * WITHIN, 1e-9)
     low, high = 0, len(options) - 1  # options[high] qualifies
+    # The neighbour below the reference first: on a data-bound run it falls short, and then (by
+    # the same assumption) no fewer workers qualify, so nothing else is timed.
+    neighbour = [high - 1] if high > 0 else []
     while low < high:
-        middle = (low + high) // 2
+        middle = neighbour.pop() if neighbour else (low + high) // 2
         trial = loader_throughput(work, options[middle], batch_size=batch_size, batches=batches,
                                   give_up_after=budget)
         trials.append(trial)
