@@ -78,7 +78,7 @@ def test_plain_block_lists_facts_and_problems(make_facts, tmp_path, monkeypatch)
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "torchwise", *args],
-        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=60,
+        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=600,
     )  # fmt: skip
 
 
