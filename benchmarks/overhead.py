@@ -31,10 +31,10 @@ from torch.utils.data import DataLoader, TensorDataset
 SAMPLES, FEATURES, CLASSES, BATCH = 20_000, 32, 10, 128
 
 
-def make_data(*, per_sample: bool = False) -> TensorDataset:
+def make_data(*, per_sample: bool = False, samples: int = SAMPLES) -> TensorDataset:
     generator = torch.Generator().manual_seed(0)
-    x = torch.randn(SAMPLES, FEATURES, generator=generator)
-    y = (x[:, :CLASSES] + 0.5 * torch.randn(SAMPLES, CLASSES, generator=generator)).argmax(1)
+    x = torch.randn(samples, FEATURES, generator=generator)
+    y = (x[:, :CLASSES] + 0.5 * torch.randn(samples, CLASSES, generator=generator)).argmax(1)
     return Samples(x, y) if per_sample else TensorDataset(x, y)
 
 
@@ -179,6 +179,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--per-sample", action="store_true",
                         help="load through a plain Dataset (torchwise batches TensorDataset indexing)")
+    parser.add_argument("--samples", type=int, default=SAMPLES, help="training samples per epoch")
     parser.add_argument("--only", default=None,
                         help="comma-separated variants to run (the hand loop always runs), e.g. "
                              "'hand loop (stream),torchwise (stream)'")
@@ -186,7 +187,7 @@ def main() -> None:
     suffix = "-per-sample" if args.per_sample else ""
     args.json = args.json or Path(f"benchmarks/results/overhead{suffix}.json")
 
-    data = make_data(per_sample=args.per_sample)
+    data = make_data(per_sample=args.per_sample, samples=args.samples)
     variants = available_variants()
     if args.only:
         wanted = {"hand loop", *(name.strip() for name in args.only.split(","))}
@@ -213,7 +214,7 @@ def main() -> None:
     machine = (f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, "
                f"torch {torch.__version__}")
     loading = "a plain Dataset, sample by sample" if args.per_sample else "TensorDataset"
-    print(f"overhead ({loading}): MLP {FEATURES}-256-256-{CLASSES}, {SAMPLES} samples, batch {BATCH}, AdamW; "
+    print(f"overhead ({loading}): MLP {FEATURES}-256-256-{CLASSES}, {args.samples} samples, batch {BATCH}, AdamW; "
           f"epoch = (T(1+{args.epochs}) - T(1)) / {args.epochs}, {args.repeats} interleaved repeats; {machine}")
     print(f"{'variant':<20} {'s/epoch':>9} {'ratio':>7} {'start-up s':>11}")
     for row in rows:
