@@ -91,7 +91,7 @@ def test_cli_doctor_json_is_valid_and_exits_0_here(tmp_path):
 
 @pytest.mark.skipif(torch.version.cuda is not None, reason="simulates a CPU build of torch")
 def test_cli_doctor_exits_1_on_a_cpu_build_next_to_a_gpu(tmp_path):
-    from conftest import write_fake_smi  # tests/env/conftest.py
+    from tests.env.conftest import write_fake_smi
 
     folder = tmp_path / "bin"
     write_fake_smi(folder, driver="550.54.14", cuda="12.4", gpus=[("NVIDIA L4", "8.9", 23034)])
