@@ -35,6 +35,7 @@ _LAZY: dict[str, str] = {
     "export_run": "torchwise.export.exporter:export_run",
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
+    "stream_part": "torchwise.data.streams:stream_part",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -58,3 +58,38 @@ def test_without_torchrun_training_is_a_plain_single_process(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "1")
     monkeypatch.setenv("LOCAL_RANK", "0")
     assert start_distributed(RunConfig()) is None  # auto with one process: nothing to synchronise
+
+
+class Parts(torch.utils.data.IterableDataset):
+    """Yields the (part, parts) each DataLoader worker of this process is given."""
+
+    def __iter__(self):
+        import torchwise
+
+        yield torch.tensor(torchwise.stream_part())
+
+
+def test_stream_part_numbers_every_worker_of_every_process(monkeypatch):
+    monkeypatch.setenv("RANK", "1")  # torchrun's environment, inherited by the workers
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    loader = torch.utils.data.DataLoader(Parts(), batch_size=None, num_workers=2)
+    assert sorted(tuple(t.tolist()) for t in loader) == [(2, 4), (3, 4)]  # rank 1: parts 2 and 3 of 4
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    assert [tuple(t.tolist()) for t in torch.utils.data.DataLoader(Parts(), batch_size=None)] == [(0, 1)]
+
+
+def test_a_stream_is_its_own_shard_but_not_a_validation_stream_under_fsdp():
+    stream = build_loader(Parts(), batch_size=1, shuffle=False, seed=0, num_workers=0, pin_memory=False,
+                          persistent_workers=False)
+    ddp = Distributed(kind="ddp", rank=1, world=2, local_rank=1, backend="gloo", device=torch.device("cpu"),
+                      timeout_s=60, owns_group=False)
+    shard_loader(ddp, stream, what="training")  # nothing to slice: the stream splits itself
+    shard_loader(ddp, stream, what="validation")
+    fsdp = Distributed(kind="fsdp", rank=1, world=2, local_rank=1, backend="gloo", device=torch.device("cpu"),
+                       timeout_s=60, owns_group=False)
+    shard_loader(fsdp, stream, what="training")
+    with pytest.raises(ConfigError) as err:
+        shard_loader(fsdp, stream, what="validation")
+    assert err.value.message == "under FSDP the validation data cannot be a stream"
+    assert "pass a Dataset for validation" in err.value.hint

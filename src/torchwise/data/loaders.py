@@ -100,12 +100,12 @@ def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
     )
 
 
-def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0, seed: int = 0) -> None:
+def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0, seed: int = 0, rank: int = 0) -> None:
     """Point the loader at ``epoch`` (from sample ``start``) and reseed its worker seeds.
 
     A stream's position is its own (or its StatefulDataLoader's): the stream is told the epoch
     (``set_epoch``, as HF datasets and webdataset take it) and its workers' seeds follow
-    (``seed``, ``epoch``) as for map-style data."""
+    (``seed``, ``epoch``, and under torchrun ``rank``) as for map-style data."""
     sampler = loader.sampler
     if isinstance(sampler, EpochSampler):
         sampler.set_epoch(epoch, start=start)
@@ -119,6 +119,6 @@ def start_epoch(loader: DataLoader, *, epoch: int, start: int = 0, seed: int = 0
         if callable(set_epoch):
             set_epoch(epoch)
         if loader.generator is not None:
-            loader.generator.manual_seed(epoch_seed(seed + 1, epoch))
+            loader.generator.manual_seed(epoch_seed(seed + 1, epoch) + rank)  # each rank's workers their own
     elif hasattr(sampler, "set_epoch"):  # DistributedSampler and friends
         sampler.set_epoch(epoch)

@@ -6,9 +6,10 @@ in HF Trainer, ``max_steps`` then overrides ``train.epochs``: the stream is read
 as needed). Everything that only needs a batch (preflight, tune, summary) peeks at the stream.
 
 Sharding is the stream's job: with ``num_workers > 0`` every worker runs the dataset's
-``__iter__`` on its own copy, and a stream that does not split itself with
-``torch.utils.data.get_worker_info()`` yields every sample once per worker. torchwise checks
-the first batch of two workers and warns when they are the same.
+``__iter__`` on its own copy, and under torchrun every process does; a stream that does not
+split itself yields every sample once per worker and per process. ``stream_part()`` says which
+part is this worker's (torch's ``get_worker_info()`` and torchrun's ``RANK``/``WORLD_SIZE``).
+torchwise checks the first batch of two workers and warns when they are the same.
 
 Exact resume mid-stream needs the stream to say where it is: a dataset (or loader) with
 ``state_dict()`` / ``load_state_dict()`` is read through torchdata's ``StatefulDataLoader``
@@ -27,6 +28,7 @@ interrupted epoch, with a warning event.
 from __future__ import annotations
 
 import itertools
+import os
 import warnings
 from typing import Any
 
@@ -45,6 +47,23 @@ def is_stream(data: Dataset | DataLoader | None) -> bool:
     """True for an `IterableDataset`, or a DataLoader that reads one."""
     dataset = data.dataset if isinstance(data, DataLoader) else data
     return isinstance(dataset, IterableDataset)
+
+
+def stream_part() -> tuple[int, int]:
+    """(part, parts): the share of a stream this DataLoader worker of this process reads.
+
+    Every worker of every process runs the stream's ``__iter__``; with ``parts`` of them, part
+    ``rank * workers + worker`` reads every ``parts``-th sample, and together they read each
+    sample once. The rank comes from torchrun's environment (workers inherit it, while the
+    process group lives only in the main process); one plain process is rank 0 of 1.
+
+    >>> stream_part()  # this process, outside a DataLoader worker and outside torchrun
+    (0, 1)
+    """
+    info = torch.utils.data.get_worker_info()
+    worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    return rank * workers + worker, world * workers
 
 
 def is_stateful(data: Any) -> bool:
@@ -138,9 +157,11 @@ def workers_repeat(loader: DataLoader) -> bool:
     return len(a) == len(b) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-def resume_hint(loader: DataLoader) -> str:
+def resume_hint(loader: DataLoader, *, distributed: bool = False) -> str:
     """Why a stream restarts its epoch on resume, and what would make it continue instead."""
     dataset = loader.dataset
+    if distributed:
+        return "under torchrun each process's place in its stream is not saved, so the epoch restarts"
     if is_stateful(dataset) and not is_stateful(loader):
         return "install torchwise[streaming] (torchdata) for an exact resume of this stateful stream"
     return ("give the dataset state_dict()/load_state_dict() (torchdata's Stateful protocol) for an "

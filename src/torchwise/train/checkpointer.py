@@ -90,5 +90,7 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
-        "data": loader_state(ctx.train_loader),  # where a stateful stream is; None for any other data
+        # where a stateful stream is; None for any other data, and under torchrun, where this is
+        # only rank 0's place (the resume restarts the epoch, and says so)
+        "data": loader_state(ctx.train_loader) if ctx.dist is None else None,
     }

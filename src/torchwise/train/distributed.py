@@ -9,6 +9,7 @@ only decides when each is called. The loop calls these functions by name:
     ddp_model(dist, model)              DDP around the model
     shard_model(model, ...)             or fully_shard per block (FSDP2), in place
     shard_loader(dist, loader)          each rank reads its slice of the same (seed, epoch) permutation
+    agree_window(dist, ctx, window)     a stream's ranks stop their epoch together
     step_samples(dist, n)               samples of the step over all ranks (the loss weights)
     grad_sync(dist, module, last=...)   no_sync on all but the last micro-batch of a window
     reduce_step(dist, ctx, ...)         one all_reduce: the step's loss, the global grad norm, a signal
@@ -36,6 +37,7 @@ from torch.utils.data import DataLoader
 
 from torchwise.config import RunConfig
 from torchwise.data.loaders import EpochSampler
+from torchwise.data.streams import is_stream
 from torchwise.errors import ConfigError, RunFailed
 
 if TYPE_CHECKING:
@@ -205,7 +207,18 @@ def clip_shards(grads: list[torch.Tensor], *, max_norm: float, total_norm: float
 
 
 def shard_loader(dist_info: Distributed, loader: DataLoader, *, what: str) -> None:
-    """Give each rank its slice of the loader's `EpochSampler` (same permutation on every rank)."""
+    """Give each rank its slice of the loader's `EpochSampler` (same permutation on every rank).
+
+    A stream has no sampler: it splits itself (`torchwise.stream_part`), and ranks agree at each
+    step whether all of them still have data (`agree_window`)."""
+    if what == "validation" and dist_info.kind == "fsdp":  # every rank runs every forward, in step
+        if is_stream(loader):
+            raise ConfigError("under FSDP the validation data cannot be a stream",
+                              hint="every rank runs the whole validation set in step, so pass a Dataset "
+                                   "for validation (or train with train.distributed=ddp)")
+        return
+    if is_stream(loader):
+        return
     sampler = loader.sampler
     if not isinstance(sampler, EpochSampler) or not loader.batch_size:
         raise ConfigError(f"under torchrun the {what} data must be a Dataset, not a DataLoader with its own sampler",
@@ -229,6 +242,27 @@ def step_samples(dist_info: Distributed | None, samples: int, device: torch.devi
     with collective(dist_info, "counting the step's samples"):
         dist.all_reduce(total)
     return int(total.item())
+
+
+def agree_window(dist_info: Distributed, ctx: LoopContext, window: list) -> list:
+    """A stream's ranks may run out at different steps; all of them stop when the first does.
+
+    Otherwise the ranks still holding data would wait for the others' gradients forever. The
+    samples the others had left in this epoch are not trained on (event `stream_ranks_uneven`)."""
+    import torch.distributed as dist
+
+    have = torch.tensor([1 if window else 0], device=ctx.device, dtype=torch.int64)
+    with collective(dist_info, "agreeing that every rank has a batch"):
+        dist.all_reduce(have)
+    ranks_with_data = int(have.item())
+    if ranks_with_data == dist_info.world:
+        return window
+    if ranks_with_data:
+        ctx.run.log_event("stream_ranks_uneven", ranks_with_data=ranks_with_data, world_size=dist_info.world)
+        ctx.progress.message(f"warning: {dist_info.world - ranks_with_data} of {dist_info.world} processes ran out "
+                             "of stream first; the epoch ends for all of them, and what the others had left is "
+                             "not trained on (give each process an equal share: torchwise.stream_part())")
+    return []
 
 
 def grad_sync(dist_info: Distributed | None, module: nn.Module, *, last: bool) -> contextlib.AbstractContextManager:

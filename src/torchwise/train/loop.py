@@ -36,6 +36,7 @@ from torchwise.data.streams import batches_in_epoch, is_stream, step_based
 from torchwise.errors import RunFailed
 from torchwise.train.context import Batch, LoopContext, LoopState
 from torchwise.train.distributed import (
+    agree_window,
     clip_shards,
     grad_sync,
     local_tensors,
@@ -87,7 +88,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
     data_wait, step_time, window_steps = 0.0, 0.0, 0
     while not finished(state, total_steps=total_steps, epochs=epochs):
         epoch, first_step = state.epoch, state.step
-        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch, seed=cfg.train.seed)
+        start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch, seed=cfg.train.seed,
+                    rank=ctx.dist.rank if ctx.dist else 0)
         ctx.model.train()
         batches = iter(ctx.train_loader)
         ctx.progress.start_epoch(epoch, epochs=epochs, total_steps=steps_in_epoch)
@@ -96,6 +98,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
             fetch_start = time.perf_counter()
             window = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to)  # 1.
             fetched = time.perf_counter()
+            if ctx.dist is not None and is_stream(ctx.train_loader):  # ranks may run out apart
+                window = agree_window(ctx.dist, ctx, window)
             if not window:
                 exhausted = True
                 break

@@ -252,7 +252,8 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     mid_epoch = state.samples_in_epoch > 0
     if mid_epoch and not isinstance(loader.sampler, EpochSampler) and \
             not restore_loader(loader, checkpoint.training_state.get("data")):
-        hint = resume_hint(loader) if is_stream(loader) else "pass the Dataset for an exact resume"
+        hint = (resume_hint(loader, distributed=ctx.dist is not None) if is_stream(loader)
+                else "pass the Dataset for an exact resume")
         ctx.progress.message(f"warning: this {'stream' if is_stream(loader) else 'DataLoader'} cannot restart "
                              f"mid-epoch; epoch {state.epoch + 1} starts over ({hint})")
         run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch, hint=hint)
@@ -327,7 +328,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if dist is not None:
         forward = ddp_model(dist, forward) if dist.kind == "ddp" else forward
         shard_loader(dist, train_loader, what="training")
-        if val_loader is not None and dist.kind == "ddp":  # FSDP: every rank runs every forward
+        if val_loader is not None:
             shard_loader(dist, val_loader, what="validation")
         check_metrics(task.metrics)
     optimizer = build_optimizer(model, cfg.optim, factory=objects.optimizer, base_dir=cfg.base_dir)
