@@ -274,13 +274,17 @@ def test_a_one_process_checkpoint_resumes_under_two_fsdp_processes(tmp_path):
     assert {".metadata", "__0_0.distcp", "__1_0.distcp"} <= {p.name for p in last.iterdir()}
 
 
-def test_a_hung_rank_fails_the_run_in_bounded_time_naming_the_rank(tmp_path):
-    # Rank 1 hangs in its forward; rank 0 then waits in DDP's gradient all-reduce inside backward
-    # (torch's code, not ours) until train.collective_timeout_s ends it with an error of ours.
+@pytest.mark.parametrize(("kind", "waiting_in"), [
+    ("ddp", "DDP's gradient all-reduce (backward)"),
+    ("fsdp", "FSDP's parameter gathers and gradient reduce-scatter (forward/backward)")])
+def test_a_hung_rank_fails_the_run_in_bounded_time_naming_the_rank(tmp_path, kind, waiting_in):
+    # Rank 1 hangs in its forward; rank 0 then waits in torch's code, not ours (DDP's gradient
+    # all-reduce inside backward, FSDP's parameter all-gather inside forward) until
+    # train.collective_timeout_s ends it with an error of ours.
     config = scripted_config(tmp_path)
     started = time.monotonic()
-    process = torchrun(2, "train", str(config), "train.collective_timeout_s=5", "--run-dir", str(tmp_path / "runs"),
-                       "--name", "hang", env={**os.environ, "TEST_HANG_AT": "10"})
+    process = torchrun(2, "train", str(config), f"train.distributed={kind}", "train.collective_timeout_s=5",
+                       "--run-dir", str(tmp_path / "runs"), "--name", "hang", env={**os.environ, "TEST_HANG_AT": "10"})
     try:
         code, output = finish(process, timeout=600)  # the hang lasts 3600 s
     except subprocess.TimeoutExpired:
@@ -288,10 +292,10 @@ def test_a_hung_rank_fails_the_run_in_bounded_time_naming_the_rank(tmp_path):
         raise AssertionError(f"the hung run did not end within 600 s: {process.communicate()}") from None
     elapsed = time.monotonic() - started
     assert code != 0, output
-    assert "error: rank 0/2: DDP's gradient all-reduce (backward) did not complete" in output, output
+    assert f"error: rank 0/2: {waiting_in} did not complete" in output, output
     assert "hint: another rank failed or hung (collectives time out after 5 s, train.collective_timeout_s)" \
         in output, output
     summary = json.loads((tmp_path / "runs" / "hang" / "summary.json").read_text())
     print(f"a rank hung for an hour: rank 0 failed after {summary['wall_seconds']} s of its run, "
           f"torchrun exited {code} after {elapsed:.1f} s")
-    assert summary["status"] == "failed" and summary["reason"].startswith("rank 0/2: DDP's gradient all-reduce")
+    assert summary["status"] == "failed" and summary["reason"].startswith(f"rank 0/2: {waiting_in}")
