@@ -60,6 +60,27 @@ def test_without_torchrun_training_is_a_plain_single_process(monkeypatch):
     assert start_distributed(RunConfig()) is None  # auto with one process: nothing to synchronise
 
 
+def test_a_backend_failure_in_forward_or_backward_names_the_rank_and_a_model_error_stays_the_models():
+    from torchwise.errors import RunFailed
+    from torchwise.train.distributed import grad_sync
+
+    rank = Distributed(kind="ddp", rank=0, world=2, local_rank=0, backend="gloo", device=torch.device("cpu"),
+                       timeout_s=5, owns_group=False)
+    # What gloo raised in DDP's backward when the other rank hung (torch 2.13, CPU): a plain RuntimeError.
+    gloo = ("[/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting "
+            "3000ms for recv operation to complete")
+    with pytest.raises(RunFailed) as err, grad_sync(rank, torch.nn.Linear(1, 1), last=True):
+        raise RuntimeError(gloo)
+    assert err.value.message == f"rank 0/2: DDP's gradient all-reduce (backward) did not complete: {gloo}"
+    assert err.value.hint.startswith("another rank failed or hung (collectives time out after 5 s, "
+                                     "train.collective_timeout_s)")
+    with pytest.raises(RunFailed), grad_sync(rank, torch.nn.Linear(1, 1), last=True):
+        raise torch.distributed.DistBackendError("NCCL communicator was aborted")
+    shapes = "mat1 and mat2 shapes cannot be multiplied (4x3 and 5x2)"
+    with pytest.raises(RuntimeError, match=r"^mat1 and mat2"), grad_sync(rank, torch.nn.Linear(1, 1), last=True):
+        raise RuntimeError(shapes)
+
+
 class Parts(torch.utils.data.IterableDataset):
     """Yields the (part, parts) each DataLoader worker of this process is given."""
 

@@ -22,15 +22,16 @@ if TYPE_CHECKING:
 class Checkpointer:
     """Writes `last` every epoch (and every N steps), `best` on improvement, keeps N numbered."""
 
-    def __init__(self, run_cfg: RunConfig, *, directory: Path, main: bool = True) -> None:
+    def __init__(self, run_cfg: RunConfig, *, directory: Path, main: bool = True, world: int = 1) -> None:
         from torchwise.checkpoints.checkpoint import cleanup_stale
         from torchwise.train.resume import code_fingerprint
 
         self.cfg = run_cfg.checkpoint
         self.directory = directory
-        # What resume compares against: the settings that shape the weights, and the user's code.
+        # What resume compares against: the settings that shape the weights, the user's code, and
+        # the processes that trained (train.batch_size is per process: the global batch is both).
         self.identity = {"config_hash": run_cfg.config_hash(), "trajectory": run_cfg.trajectory(),
-                         "code": code_fingerprint(run_cfg)}
+                         "code": code_fingerprint(run_cfg), "world_size": world}
         self.last_step = -1  # the step `last` holds, so `best` at the same step can share its files
         self.main = main  # under FSDP every rank saves its shard; only rank 0 touches the folder
         if main:

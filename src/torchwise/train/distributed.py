@@ -78,6 +78,14 @@ def under_torchrun() -> bool:
     return "RANK" in os.environ and "WORLD_SIZE" in os.environ and "LOCAL_RANK" in os.environ
 
 
+def process_count(cfg: RunConfig) -> int:
+    """How many processes this run trains with, known before the process group starts: torchrun's
+    WORLD_SIZE, unless train.distributed=none makes every process a run of its own."""
+    if cfg.train.distributed == "none" or not under_torchrun():
+        return 1
+    return int(os.environ["WORLD_SIZE"])
+
+
 def start_distributed(cfg: RunConfig) -> Distributed | None:
     """Join torchrun's process group when launched by it; None for a plain single process.
 
@@ -86,7 +94,7 @@ def start_distributed(cfg: RunConfig) -> Distributed | None:
     kind = cfg.train.distributed
     if kind == "none" or not under_torchrun():
         return None
-    world = int(os.environ["WORLD_SIZE"])
+    world = process_count(cfg)
     if kind == "auto":
         if world == 1:
             return None
@@ -120,12 +128,29 @@ def stop_distributed(dist_info: Distributed | None) -> None:
         dist.destroy_process_group()
 
 
+# What torch.distributed's backends say when a collective fails: NCCL raises DistError, gloo a
+# plain RuntimeError ("[.../gloo/transport/tcp/unbound_buffer.cc:78] Timed out waiting 5000ms for
+# recv operation to complete", "Connection closed by peer", "Application timeout caused pair closure").
+BACKEND_WORDS = ("gloo", "nccl", "timed out", "connection closed", "connection reset", "pair closure")
+
+
+def backend_error(err: BaseException) -> bool:
+    """A collective's failure, told apart from a RuntimeError of the user's model."""
+    return isinstance(err, torch.distributed.DistError) or (
+        isinstance(err, RuntimeError) and any(word in str(err).lower() for word in BACKEND_WORDS))
+
+
 @contextlib.contextmanager
-def collective(dist_info: Distributed, what: str) -> Iterator[None]:
-    """A collective that failed (a rank died, or hung past the timeout) names this rank."""
+def collective(dist_info: Distributed, what: str, *, model_runs: bool = False) -> Iterator[None]:
+    """A collective that failed (a rank died, or hung past the timeout) names this rank.
+
+    ``model_runs``: the user's model runs inside too (torch's collectives in forward/backward), so
+    only the backend's errors are ours to explain."""
     try:
         yield
     except (RuntimeError, torch.distributed.DistError) as err:
+        if model_runs and not backend_error(err):
+            raise
         raise RunFailed(f"{dist_info.label}: {what} did not complete: {str(err).splitlines()[0][:300]}",
                         hint=f"another rank failed or hung (collectives time out after {dist_info.timeout_s:g} s, "
                              "train.collective_timeout_s); see that rank's error above, then `torchwise resume`") \
@@ -266,13 +291,25 @@ def agree_window(dist_info: Distributed, ctx: LoopContext, window: list) -> list
 
 
 def grad_sync(dist_info: Distributed | None, module: nn.Module, *, last: bool) -> contextlib.AbstractContextManager:
-    """Gradients are all-reduced only after the last micro-batch of an accumulation window."""
-    if dist_info is not None and dist_info.kind == "fsdp":
+    """Gradients are all-reduced only after the last micro-batch of an accumulation window.
+
+    Those collectives run inside torch (DDP's backward hooks; FSDP also gathers parameters in
+    forward), so a rank that never gets there leaves the others waiting in torch's code: when
+    they time out, the error names this rank like our own collectives. Only the backend's errors
+    are caught: a RuntimeError of the model itself stays the model's.
+    """
+    if dist_info is None:
+        return contextlib.nullcontext()
+    stack = contextlib.ExitStack()
+    if dist_info.kind == "fsdp":
         module.set_requires_gradient_sync(last)  # type: ignore[operator]
-        return contextlib.nullcontext()
-    if dist_info is None or last:
-        return contextlib.nullcontext()
-    return module.no_sync()  # type: ignore[operator]
+        what = "FSDP's parameter gathers and gradient reduce-scatter (forward/backward)"
+    else:
+        if not last:
+            stack.enter_context(module.no_sync())  # type: ignore[operator]
+        what = "DDP's gradient all-reduce (backward)"
+    stack.enter_context(collective(dist_info, what, model_runs=True))
+    return stack
 
 
 def reduce_step(dist_info: Distributed, ctx: LoopContext, *, loss_sum: torch.Tensor,

@@ -233,7 +233,8 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
     from torchwise.train.resume import check_resumable, code_changes, code_fingerprint, restore
 
     checkpoint = load_checkpoint(run.checkpoints / "last")
-    check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name)
+    check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name,
+                    world=ctx.dist.world if ctx.dist else 1)
     state = restore(ctx, checkpoint)
     tracker = ctx.early_stop
     if tracker.should_stop:  # it stopped early: kept as it was, it would stop at the next evaluation
@@ -263,7 +264,8 @@ def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
         ctx.progress.message(f"warning: {', '.join(changed)} changed since the checkpoint; "
                              "the resumed run is not an exact continuation")
         run.log_event("code_changed", modules=changed)
-    run.log_event("resume", step=state.step, epoch=state.epoch, samples_in_epoch=state.samples_in_epoch)
+    run.log_event("resume", step=state.step, epoch=state.epoch, samples_in_epoch=state.samples_in_epoch,
+                  world_size=ctx.dist.world if ctx.dist else 1, batch_size=ctx.cfg.train.batch_size)
     return state
 
 
@@ -344,7 +346,8 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
         # DDP: rank 0 saves; FSDP: every rank writes its shard, rank 0 the rest.
-        checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main)
+        checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main,
+                                 world=dist.world if dist else 1)
         if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
     )

@@ -10,7 +10,8 @@ What a sharded checkpoint folder holds::
 Every rank writes its shard into rank 0's staging folder (so on several nodes the run folder must
 be on a shared file system); rank 0 publishes the folder with the checkpoints package's atomic swap
 only after `dcp.save` returned on all ranks. A resume reads the optimizer through DCP, which
-reshards it for a different number of processes (one process without torchrun included).
+reshards it for a different number of processes (one process without torchrun included); the
+checkpoint of a plain process (no DCP files) gives every rank its whole optimizer state to shard.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def save_sharded(path: Path, ctx: LoopContext, *, training_state: dict[str, Any]
 
 
 def restore_sharded(ctx: LoopContext, checkpoint: Checkpoint) -> None:
-    """Weights from the consolidated file, the optimizer from its DCP shards (resharded as needed)."""
+    """Weights from the consolidated file, the optimizer from its DCP shards (resharded as needed);
+    a checkpoint of plain processes (no DCP files) gives its whole optimizer state to every rank."""
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.state_dict import (
         StateDictOptions,
@@ -62,7 +64,23 @@ def restore_sharded(ctx: LoopContext, checkpoint: Checkpoint) -> None:
         set_optimizer_state_dict,
     )
 
-    set_model_state_dict(ctx.model, dict(checkpoint.model_state), options=StateDictOptions(full_state_dict=True))
+    whole = StateDictOptions(full_state_dict=True)
+    set_model_state_dict(ctx.model, dict(checkpoint.model_state), options=whole)
+    if "sharded" not in checkpoint.meta:
+        by_name = optimizer_by_name(ctx, checkpoint.training_state["optimizer"])
+        set_optimizer_state_dict(ctx.model, ctx.optimizer, by_name, options=whole)
+        return
     optimizer = get_optimizer_state_dict(ctx.model, ctx.optimizer)
     dcp.load({"optimizer": optimizer}, checkpoint_id=str(checkpoint.path))
     set_optimizer_state_dict(ctx.model, ctx.optimizer, optimizer)
+
+
+def optimizer_by_name(ctx: LoopContext, saved: dict[str, Any]) -> dict[str, Any]:
+    """``Optimizer.state_dict()`` numbers parameters in the order of its groups; the state-dict API
+    for sharded models names them. The optimizer is built the same way, so number i is the i-th
+    parameter of the current optimizer's groups."""
+    names = {id(param): name for name, param in ctx.model.named_parameters()}
+    ordered = [names[id(param)] for group in ctx.optimizer.param_groups for param in group["params"]]
+    return {"state": {ordered[int(index)]: value for index, value in saved["state"].items()},
+            "param_groups": [{**group, "params": [ordered[int(i)] for i in group["params"]]}
+                             for group in saved["param_groups"]]}
