@@ -227,18 +227,22 @@ from torch import nn
 
 class Net(nn.Module):
     """TEST_SIGTERM_AT=N: the N-th forward sends its own process SIGTERM (the step still ends);
-    TEST_HANG_AT=N: on rank 1 the N-th forward does not return for an hour."""
+    TEST_HANG_AT=N (TEST_HANG_EVAL_AT=N): on rank 1 the N-th forward (in eval mode) does not return
+    for an hour."""
 
     def __init__(self):
         super().__init__()
         self.layers = nn.Sequential(nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
         self.calls = 0
+        self.eval_calls = 0
 
     def forward(self, x):
         self.calls += 1
+        self.eval_calls += not self.training
         if self.calls == int(os.environ.get("TEST_SIGTERM_AT", 0)):
             os.kill(os.getpid(), signal.SIGTERM)
-        if self.calls == int(os.environ.get("TEST_HANG_AT", 0)) and os.environ.get("RANK") == "1":
+        if os.environ.get("RANK") == "1" and (self.calls == int(os.environ.get("TEST_HANG_AT", 0))
+                                              or self.eval_calls == int(os.environ.get("TEST_HANG_EVAL_AT", 0))):
             time.sleep(3600)
         return self.layers(x)
 '''
@@ -274,17 +278,19 @@ def test_a_one_process_checkpoint_resumes_under_two_fsdp_processes(tmp_path):
     assert {".metadata", "__0_0.distcp", "__1_0.distcp"} <= {p.name for p in last.iterdir()}
 
 
-@pytest.mark.parametrize(("kind", "waiting_in"), [
-    ("ddp", "DDP's gradient all-reduce (backward)"),
-    ("fsdp", "FSDP's parameter gathers and gradient reduce-scatter (forward/backward)")])
-def test_a_hung_rank_fails_the_run_in_bounded_time_naming_the_rank(tmp_path, kind, waiting_in):
-    # Rank 1 hangs in its forward; rank 0 then waits in torch's code, not ours (DDP's gradient
-    # all-reduce inside backward, FSDP's parameter all-gather inside forward) until
-    # train.collective_timeout_s ends it with an error of ours.
+@pytest.mark.parametrize(("kind", "hang", "waiting_in"), [
+    ("ddp", "TEST_HANG_AT", "DDP's gradient all-reduce (backward)"),
+    ("fsdp", "TEST_HANG_AT", "FSDP's parameter gathers and gradient reduce-scatter (forward/backward)"),
+    ("fsdp", "TEST_HANG_EVAL_AT", "FSDP's parameter gathers (validation forward)")])
+def test_a_hung_rank_fails_the_run_in_bounded_time_naming_the_rank(tmp_path, kind, hang, waiting_in):
+    # Rank 1 hangs in a forward (training's 10th, or validation's 5th); rank 0 then waits in torch's
+    # code, not ours (DDP's gradient all-reduce inside backward, FSDP's parameter all-gather inside
+    # forward) until train.collective_timeout_s ends it with an error of ours.
     config = scripted_config(tmp_path)
     started = time.monotonic()
+    cue = "10" if hang == "TEST_HANG_AT" else "5"
     process = torchrun(2, "train", str(config), f"train.distributed={kind}", "train.collective_timeout_s=5",
-                       "--run-dir", str(tmp_path / "runs"), "--name", "hang", env={**os.environ, "TEST_HANG_AT": "10"})
+                       "--run-dir", str(tmp_path / "runs"), "--name", "hang", env={**os.environ, hang: cue})
     try:
         code, output = finish(process, timeout=600)  # the hang lasts 3600 s
     except subprocess.TimeoutExpired:

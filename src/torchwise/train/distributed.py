@@ -312,6 +312,15 @@ def grad_sync(dist_info: Distributed | None, module: nn.Module, *, last: bool) -
     return stack
 
 
+def validation_collectives(dist_info: Distributed | None) -> contextlib.AbstractContextManager:
+    """Under FSDP every rank runs every validation forward, each gathering parameters: a rank that
+    hangs there leaves the others in torch's all-gather, whose timeout names this rank too. (Under
+    DDP validation runs the plain module; its one all-reduce is `reduce_eval`'s own.)"""
+    if dist_info is None or dist_info.kind != "fsdp":
+        return contextlib.nullcontext()
+    return collective(dist_info, "FSDP's parameter gathers (validation forward)", model_runs=True)
+
+
 def reduce_step(dist_info: Distributed, ctx: LoopContext, *, loss_sum: torch.Tensor,
                 norms: list[torch.Tensor]) -> tuple[float, float]:
     """One all_reduce per step: the loss over all ranks, the global gradient norm, and a signal any

@@ -43,6 +43,7 @@ from torchwise.train.distributed import (
     reduce_eval,
     reduce_step,
     step_samples,
+    validation_collectives,
 )
 from torchwise.train.grad_stats import after_step, before_step, layer_names
 from torchwise.train.oom import shrink_after_oom, split_pieces
@@ -336,7 +337,8 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
     # eval_every can land on an epoch's last step: evaluate once, and count it once.
     fresh = state.last_eval_step != state.step
     if ctx.val_loader is not None and fresh:
-        val_metrics = evaluate(ctx)
+        with validation_collectives(ctx.dist):  # FSDP's forwards gather: a hung rank names this one
+            val_metrics = evaluate(ctx)
         state.last_eval_step = state.step
         ctx.run.log_metrics({"step": state.step, "epoch": epoch, "split": "val",
                              **{k.removeprefix("val_"): v for k, v in val_metrics.items()}})
