@@ -178,7 +178,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             restore_snapshot(before)  # a refused resume changes nothing in the run folder
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
-        stop_distributed(dist)
+        stop_distributed(dist, clean=summary["status"] != "failed")  # every rank got here, or one failed
     return RunResult(run_dir=run.path, summary=summary)
 
 
