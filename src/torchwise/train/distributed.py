@@ -121,11 +121,18 @@ def start_distributed(cfg: RunConfig) -> Distributed | None:
                        owns_group=owns)
 
 
-def stop_distributed(dist_info: Distributed | None) -> None:
+def stop_distributed(dist_info: Distributed | None, *, clean: bool = True) -> None:
+    """Leave the group. After a run every rank finished (``clean``), a barrier first: no rank
+    tears its connections down while another still uses them (gloo aborts a rank whose peer
+    closed mid-exchange, which failed a completed run about once in twenty here)."""
     import torch.distributed as dist
 
-    if dist_info is not None and dist_info.owns_group and dist.is_initialized():
-        dist.destroy_process_group()
+    if dist_info is None or not dist_info.owns_group or not dist.is_initialized():
+        return
+    if clean:
+        with collective(dist_info, "the closing barrier"):
+            dist.barrier()
+    dist.destroy_process_group()
 
 
 # What torch.distributed's backends say when a collective fails: NCCL raises DistError, gloo a

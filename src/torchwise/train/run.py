@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import platform
-import signal
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,6 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from torchwise import __version__
 from torchwise.checkpoints.load import MODEL_RECORD, model_record
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate
@@ -31,6 +27,7 @@ from torchwise.data.streams import check_schedule, is_stream, restore_loader, re
 from torchwise.errors import ConfigError, TorchwiseError
 from torchwise.models import build_model
 from torchwise.reproducibility import seed_everything
+from torchwise.runs.environment import environment
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
 from torchwise.runs.record import earlier_segments, segment, timing
@@ -53,6 +50,7 @@ from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_s
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.signals import stop_on_signals
 from torchwise.train.tasks import build_task
 
 
@@ -180,7 +178,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             restore_snapshot(before)  # a refused resume changes nothing in the run folder
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
-        stop_distributed(dist)
+        stop_distributed(dist, clean=summary["status"] != "failed")  # every rank got here, or one failed
     return RunResult(run_dir=run.path, summary=summary)
 
 
@@ -385,67 +383,6 @@ def check_monitor(cfg: RunConfig, run: RunFolder, task: Any, *, has_val: bool) -
         raise ConfigError(f"train.monitor={cfg.train.monitor!r} is not a value this run produces{why}",
                           hint=f"{'did you mean ' + repr(close[0]) + '? ' if close else ''}this run logs "
                                f"{', '.join(produced)}; add a metric with task.metrics (or fit(metrics=...))")
-
-
-def environment(*, device: torch.device, precision: Precision, cfg: RunConfig,
-                dist: Distributed | None = None) -> dict[str, Any]:
-    import numpy
-
-    env = {"torchwise": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
-           "python": platform.python_version(), "platform": platform.platform(),
-           "device": str(device), "precision": precision.name, "cuda": torch.version.cuda,
-           "threads": torch.get_num_threads(), "argv": sys.argv, "git_commit": git_commit(cfg.base_dir)}
-    env["world_size"], env["backend"] = (dist.world, dist.backend) if dist else (1, None)
-    if dist is not None:
-        env["distributed"] = dist.kind
-    if device.type == "cuda":
-        env["gpu"] = torch.cuda.get_device_name(device)
-    # The doctor's bug-report facts (driver, builds, packages); the checks themselves are not run.
-    from torchwise.env.doctor import build_report
-    from torchwise.env.probe import gather
-
-    env["doctor"] = build_report(gather())
-    return env
-
-
-def git_commit(folder: Path | None) -> str | None:
-    """The commit of the user's code (the config's folder), when it is a git checkout."""
-    import subprocess
-
-    if folder is None:
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
-
-
-@contextlib.contextmanager
-def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iterator[None]:
-    """SIGINT/SIGTERM ask the loop to stop after the current step instead of killing it mid-step.
-
-    Under torchrun (``escalate`` off) a second signal is not the user insisting: a Ctrl-C reaches
-    each rank from the terminal and again from torchrun, which kills the ranks itself if they linger.
-    """
-    def handler(signum: int, _: Any) -> None:
-        name = signal.Signals(signum).name
-        if stop_requested and escalate:  # a second Ctrl-C: the user means it
-            raise KeyboardInterrupt
-        stop_requested.append(name)
-
-    previous = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: leave signals to the host program
-        pass
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 def finish_summary(ctx: LoopContext | None, state: LoopState, *, started: float,
