@@ -10,9 +10,10 @@ import sys
 import time
 
 TORCH = [sys.executable, "-c", "import torch"]
-WITH_TORCHWISE = [sys.executable, "-c", "import torch, torchwise"]
-# The whole training stack (pydantic config, loop, checkpoints): what `torchwise train` loads.
-STACK = [sys.executable, "-c", "import torch, torchwise.api, torchwise.train.run"]
+# Each process times `import torch` and then what torchwise adds on top, so that both figures
+# meet the same start-up, disk cache and neighbours: a ratio per process, then the median.
+ADDED = ("import time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); import {modules}; "
+         "t2 = time.perf_counter(); print(t1 - t0, t2 - t1)")
 
 
 def run_time(args: list[str]) -> float:
@@ -21,16 +22,24 @@ def run_time(args: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def test_import_cost_over_torch():
-    times: dict[str, list[float]] = {"torch": [], "torchwise": [], "stack": []}
+def ratio_over_torch(modules: str) -> list[float]:
+    """(import torch + import modules) / import torch, one figure per fresh process."""
+    ratios = []
     for _ in range(5):
-        for name, args in (("torch", TORCH), ("torchwise", WITH_TORCHWISE), ("stack", STACK)):
-            times[name].append(run_time(args))
-    best = {name: min(values) for name, values in times.items()}
-    assert best["torchwise"] / best["torch"] <= 1.10, times
-    # The full stack measures ~1.1x here (pydantic, and a GC pass that torch's import leaves due);
-    # the margin is for noisy machines, the figure itself is in the README.
-    assert best["stack"] / best["torch"] <= 1.30, times
+        out = subprocess.run([sys.executable, "-c", ADDED.format(modules=modules)], check=True,
+                             capture_output=True, text=True).stdout
+        torch_s, added_s = map(float, out.split())
+        ratios.append((torch_s + added_s) / torch_s)
+    return sorted(ratios)
+
+
+def test_import_cost_over_torch():
+    torchwise_alone = ratio_over_torch("torchwise")
+    assert torchwise_alone[2] <= 1.10, torchwise_alone
+    # The full stack (pydantic config, loop, checkpoints: what `torchwise train` loads) measures
+    # ~1.2x here; the margin is for noisy machines, the figure itself is in the README.
+    stack = ratio_over_torch("torchwise.api, torchwise.train.run")
+    assert stack[2] <= 1.30, stack
 
 
 def test_import_torchwise_does_not_import_torch():
