@@ -110,6 +110,16 @@ def fused(optimizer_class: type[torch.optim.Optimizer], groups: list[dict], **kw
     return optimizer_class(groups, **kwargs)
 
 
+def keep_loaded_implementation(optimizer: torch.optim.Optimizer) -> None:
+    """After ``load_state_dict``: a checkpoint from before the fused build continues unfused (its
+    groups say ``fused: None``, and that is the arithmetic it was trained with). torch's
+    GradScaler must then not hand the step the arguments only a fused step takes; torch sets
+    this flag when it builds a fused optimizer and never clears it."""
+    groups = optimizer.param_groups
+    if any("fused" in group for group in groups) and not all(group.get("fused") for group in groups):
+        optimizer._step_supports_amp_scaling = False  # type: ignore[attr-defined]
+
+
 def peak_lr(optimizer: torch.optim.Optimizer) -> float:
     """The peak LR of the base group (multiplier 1), as the config's optim.lr means it."""
     group = optimizer.param_groups[0]

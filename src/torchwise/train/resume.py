@@ -116,6 +116,7 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     from torchwise.checkpoints.checkpoint import check_compatible
     from torchwise.reproducibility import restore_rng_state
     from torchwise.train.context import LoopState
+    from torchwise.train.optim import keep_loaded_implementation
 
     check_compatible(checkpoint, ctx.model)
     training = checkpoint.training_state
@@ -126,6 +127,7 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     else:
         ctx.model.load_state_dict(checkpoint.model_state)
         ctx.optimizer.load_state_dict(training["optimizer"])
+    keep_loaded_implementation(ctx.optimizer)
     for group in ctx.optimizer.param_groups:  # checkpoints from before groups carried their peak LR
         group.setdefault("peak_lr", ctx.cfg.optim.lr * group.get("lr_multiplier", 1.0))
     ctx.scaler.load_state_dict(training["scaler"])
