@@ -6,6 +6,11 @@ step's time less a warm compiled step is the compile time; the warm step times (
 ``ceil(compile seconds / saving)`` steps, against the configured run's length
 (``train.epochs`` / ``train.max_steps``). The model, optimizer and RNGs are restored after.
 
+A training run compiles in a fresh process, so torch.compile's in-process caches are reset
+(`torch.compiler.reset`) before the compiled step: otherwise a second measurement of the same
+module class in one process reuses the first one's graphs and reports a compile time near zero.
+Inductor's on-disk caches stay, as they do for the run.
+
 >>> break_even(compile_seconds=30.0, eager_step=0.010, compiled_step=0.007)
 10000
 >>> break_even(compile_seconds=30.0, eager_step=0.010, compiled_step=0.012) is None
@@ -78,6 +83,7 @@ def measure_compile(work: Workload, *, steps: int = 20, warmup: int = 3, batch_s
     from torchwise.tune.workload import sample_batch
 
     batch = sample_batch(work, batch_size or work.cfg.train.batch_size)
+    torch.compiler.reset()
     compiled_work = dataclasses.replace(work, model=torch.compile(work.model, mode=mode))
     with preserved(work.model, work.optimizer, work.scheduler):
         _time_steps(work, batch, warmup)
