@@ -172,6 +172,7 @@ def test_checkpoint_without_optimizer_state_is_fine_for_plain_sgd():
     source = """
         optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
         torch.save({"MODEL_STATE": model.state_dict(), "EPOCHS_RUN": epoch}, path)
+        snapshot = torch.load(path, map_location="cpu")
     """
     assert found(source, "TW119") == []
     assert found(source.replace("lr=1e-3", "lr=1e-3, momentum=0.9"), "TW119") == [3]
@@ -406,6 +407,9 @@ def test_a_weights_file_is_not_read_as_another_functions_checkpoint():
         def save_checkpoint(model, path):
             state_dict = {"model": model.state_dict(), "epoch": 3}
             torch.save(state_dict, path)
+
+        def resume(model, path):
+            model.load_state_dict(torch.load(path, map_location="cpu")["model"])
     """
     assert found(source, "TW119") == [10]
 

@@ -30,7 +30,8 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
     copy onto GPU 0.
     Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
     Cannot see: where the file was saved. It stays quiet for a path this file saved earlier
-    in the same run (reloaded on the device that wrote it) or only ever saves non-weights
+    in the same run (reloaded on the device that wrote it; a formatted name counts by its
+    template, ``"{}.pkl".format(epoch)``) or only ever saves non-weights
     (a cache of host tensors), and, in a script that never mentions a GPU, for
     loads that are not weights (data tensors made on the CPU); a checkpoint written by
     another script is assumed to come from a GPU.
@@ -94,7 +95,9 @@ def _file_argument(call: ast.Call) -> ast.expr | None:
 
 
 def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
-    """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path."""
+    """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path,
+    and a formatted name reads as its template (``'{}.pkl'.format(epoch)`` and
+    ``'{}.pkl'.format(best_epoch)`` name files of one family)."""
     if node is None:
         return None
     if isinstance(node, ast.Name):
@@ -103,8 +106,26 @@ def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
                 for item in ancestor.items:
                     opened = item.context_expr
                     if dotted(item.optional_vars) == node.id and isinstance(opened, ast.Call) and opened.args:
-                        return ast.unparse(opened.args[0])
+                        return _template(opened.args[0])
+    return _template(node)
+
+
+def _template(node: ast.expr) -> str:
+    """The path with the values formatted into it left out: ``f"{d}/{epoch}.pt"`` and
+    ``"%d.pt" % epoch`` read as their constant text."""
+    if isinstance(node, ast.JoinedStr):
+        return "f" + repr("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values))
+    if isinstance(node, ast.Call) and method(node) == "format" and _is_str(receiver_of(node)):
+        return ast.unparse(receiver_of(node)) + ".format"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and _is_str(node.left):
+        return ast.unparse(node.left) + " %"
+    if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith("path.join"):
+        return "join(" + ", ".join(_template(a) for a in node.args) + ")"
     return ast.unparse(node)
+
+
+def _is_str(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _saves(ctx: FileContext) -> list[tuple[ast.Call, str | None]]:
@@ -143,7 +164,8 @@ def _whole_module_saved_to(ctx: FileContext, load: ast.Call) -> ast.Call | None:
 
 def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
     """How the loaded object is used as a module: ``torch.load(p).eval()``, or a name it is
-    assigned to that is called or asked for ``.parameters()``; None if never."""
+    assigned to (or an entry of it: ``model = ckpt["model"]``) that is called or asked for
+    ``.parameters()``; None if never."""
     parent = ctx.parents.get(load)
     if isinstance(parent, ast.Attribute) and parent.attr in _MODULE_METHODS:
         return f".{parent.attr}()"
@@ -151,7 +173,13 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
     if not isinstance(statement, ast.Assign) or statement.value is not load:
         return None
     names = {dotted(t) for t in statement.targets} - {None}
-    for call in ctx.calls_in(ctx.scope_of(load)):
+    scope = ctx.scope_of(load)
+    for node in ctx.walk(scope):
+        # `model = checkpoint["model"]`: an entry of the loaded dict (sgrvinod's SSD tutorial)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
+            if dotted(node.value.value) in names and position(node) > position(load):
+                names |= {dotted(t) for t in node.targets} - {None}
+    for call in ctx.calls_in(scope):
         if position(call) <= position(load):
             continue
         if dotted(call.func) in names:
@@ -279,10 +307,12 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     Fix: save ``optimizer.state_dict()`` (and scheduler / scaler states) with the model.
     Cannot see: optimizers built in other files (it needs one built here), state saved by a
     second ``torch.save``, or dict keys built at run time. Plain SGD without momentum keeps no
-    state and is not reported.
+    state and is not reported, nor is a file that never loads anything back (its checkpoint
+    is a model for inference, as in attention-is-all-you-need's ``model.chkpt`` for
+    translate.py); a resume written in another script is missed.
     """
     builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
-    if not builds_optimizer or _only_stateless_sgd(ctx):
+    if not builds_optimizer or _only_stateless_sgd(ctx) or not _loads_anything(ctx):
         return
     for call in _calls_to(ctx, "torch.save"):
         entries = _saved_entries(ctx, call.args[0]) if call.args else None
@@ -291,6 +321,16 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
         has_model = any(_mentions(ctx, k, v, "model") for k, v in entries)
         if has_model and not any(_mentions(ctx, k, v, "optimizer") for k, v in entries):
             yield Hit(call, "checkpoint saves the model but not the optimizer state")
+
+
+def _loads_anything(ctx: FileContext) -> bool:
+    """Whether the file reads a saved state back at all (``torch.load``, ``load_state_dict``,
+    a ``load_checkpoint`` / ``resume`` helper): without that, nothing here resumes."""
+    return any(
+        ctx.qualname(c.func) == "torch.load"
+        or re.search(r"load_state|load_checkpoint|resume|restore|from_checkpoint", method(c) or dotted(c.func) or "")
+        for c in ctx.calls
+    )
 
 
 def _assigned_names(ctx: FileContext) -> Iterator[ast.expr]:

@@ -189,6 +189,51 @@ def _fresh_from_loader(ctx: FileContext, call: ast.Call) -> bool:
     return False
 
 
+_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _leaves(statement: ast.stmt) -> bool:
+    """A statement that ends the loop it is in for good: raise, return, break, sys.exit()."""
+    if isinstance(statement, ast.Raise | ast.Return | ast.Break):
+        return True
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and dotted(statement.value.func) in _EXITS
+    )
+
+
+def _on_exit_path(ctx: FileContext, node: ast.AST, loop: ast.AST) -> bool:
+    """Whether ``node`` sits in an ``if`` branch inside ``loop`` that ends by leaving it
+    (``if not math.isfinite(loss): print(...); sys.exit(1)``): it runs at most once."""
+    child = node
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, ast.If) and child is not ancestor.test:
+            branch = ancestor.body if child in ancestor.body else ancestor.orelse
+            if branch and _leaves(branch[-1]):
+                return True
+        child = ancestor
+    return False
+
+
+def _handed_to_environment(ctx: FileContext, call: ast.Call, loop: ast.AST) -> bool:
+    """``actions = q.argmax(1).cpu().numpy()`` then ``envs.step(actions)``: the environment
+    runs on the host, so the action must come back every step whatever the logging does."""
+    statement = ctx.statement(call)
+    if not isinstance(statement, ast.Assign):
+        return False
+    names = {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return any(
+        method(c) == "step"
+        and ctx.kind(receiver_of(c)) not in {"optimizer", "scaler", "scheduler"}
+        and any(isinstance(n, ast.Name) and n.id in names for a in c.args for n in ast.walk(a))
+        for c in ctx.calls_in(loop)
+        if position(c) > position(call)
+    )
+
+
 @rule("TW107", Level.INFO, hint="accumulate on the device and sync every N steps (if step % N == 0)")
 def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     """A host sync (``.item()``, ``.cpu()``, ``.numpy()``, ``print(tensor)``) on every step.
@@ -198,7 +243,10 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     Fix: keep running sums as tensors and read them under ``if step % log_every == 0``.
     Cannot see: whether the tensor is really on a GPU (it stays quiet in a file that never
     mentions one, and for batches straight from the loader) or how costly the model's step
-    is next to the sync; a sync the algorithm needs every step is still reported.
+    is next to the sync. Two syncs are not reported: one on a failure path that leaves the
+    loop (``if not math.isfinite(loss): print(...); sys.exit(1)`` runs at most once), and an
+    action read back for an environment (``env.step(actions)`` needs host values); other
+    syncs the algorithm needs every step are still reported.
     """
     if not ctx.mentions_accelerator:
         return  # a CPU-only script: reading a value waits for nothing
@@ -212,6 +260,8 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
         if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
             continue
         if not is_print and _fresh_from_loader(ctx, call):
+            continue
+        if _on_exit_path(ctx, call, loop) or _handed_to_environment(ctx, call, loop):
             continue
         lines.add(call.lineno)
         what = "print() of a tensor" if is_print else f".{name}()"

@@ -22,9 +22,11 @@ def evaluate(model, val_loader, criterion):
     return total / len(val_loader)
 
 
-def main(encoder, train_set, val_set, epochs=3):
+def main(encoder, train_set, val_set, epochs=3, resume=None):
     torch.manual_seed(42)
     model = Classifier(encoder, hidden=768, classes=2)
+    if resume:
+        model.load_state_dict(torch.load(resume, map_location="cpu")["model"])
     for p in model.encoder.embeddings.parameters():
         p.require_grad = False  # expect: TW118
     train_loader = DataLoader(train_set, batch_size=32, shuffle=True)

@@ -1,0 +1,90 @@
+"""False-alarm shapes and misses from a second, held-out set of public scripts (lint2).
+
+Each source is a minimal reduction of the public script named in its test's docstring; the
+scripts themselves are in ``tests/lint/real/`` with their verdicts. test_real_shapes.py holds
+the shapes of the first set.
+"""
+
+from __future__ import annotations
+
+from .test_real_shapes import found
+
+
+def test_host_sync_on_a_failure_path_that_exits_is_fine():
+    """DETR engine / DINO main_dino: ``print(loss_dict)`` before ``sys.exit(1)`` on a NaN loss
+    runs once; the ``loss.item()`` in the check itself runs every step and stays reported."""
+    source = """
+        device = "cuda"
+        for samples, targets in data_loader:
+            loss = criterion(model(samples), targets)
+            loss_value = loss.item()
+            if not math.isfinite(loss_value):
+                print("Loss is {}, stopping training".format(loss_value))
+                print(loss_dict_reduced)
+                sys.exit(1)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    """
+    assert found(source, "TW107") == [5]
+    assert found(source.replace("sys.exit(1)", "pass"), "TW107") == [5, 8]
+
+
+def test_action_handed_to_the_environment_is_fine():
+    """cleanrl dqn / sac_continuous_action: the action goes back to the host for
+    ``envs.step(actions)`` every step; a value read back only to log is still reported."""
+    source = """
+        device = torch.device("cuda")
+        for global_step in range(args.total_timesteps):
+            actions, _, _ = actor.get_action(torch.Tensor(obs).to(device))
+            actions = actions.detach().cpu().numpy()
+            next_obs, rewards, terminations, truncations, infos = envs.step(actions)
+            qf_loss = F.mse_loss(qf1(obs, actions), target)
+            q_optimizer.zero_grad()
+            qf_loss.backward()
+            q_optimizer.step()
+    """
+    assert found(source, "TW107") == []
+    assert found(source.replace("envs.step(actions)", "envs.step(policy)"), "TW107") == [5]
+
+
+def test_reload_of_a_formatted_path_this_run_saved_is_fine():
+    """pyGAT train: ``torch.save(..., '{}.pkl'.format(epoch))`` every epoch, then
+    ``torch.load('{}.pkl'.format(best_epoch))`` of the best one, on the device that wrote it."""
+    source = """
+        model.cuda()
+        for epoch in range(args.epochs):
+            loss_values.append(train(epoch))
+            torch.save(model.state_dict(), '{}.pkl'.format(epoch))
+        model.load_state_dict(torch.load('{}.pkl'.format(best_epoch)))
+    """
+    assert found(source, "TW110") == []
+    assert found(source.replace("'{}.pkl'.format(best_epoch)", "'{}.pt'.format(best_epoch)"), "TW110") == [6]
+
+
+def test_checkpoint_without_optimizer_in_a_file_that_never_loads_is_fine():
+    """attention-is-all-you-need train: ``{'epoch', 'settings', 'model'}`` saved for
+    translate.py's inference; the script has no resume, so no optimizer state is lost."""
+    source = """
+        optimizer = torch.optim.Adam(model.parameters(), betas=(0.9, 0.98), eps=1e-09)
+        checkpoint = {'epoch': epoch_i, 'settings': opt, 'model': model.state_dict()}
+        torch.save(checkpoint, 'model.chkpt')
+        RESUME
+    """
+    assert found(source.replace("RESUME", "pass"), "TW119") == []
+    resume = "model.load_state_dict(torch.load(opt.resume)['model'])"
+    assert found(source.replace("RESUME", resume), "TW119") == [4]
+
+
+def test_an_entry_of_a_loaded_checkpoint_used_as_a_module():
+    """sgrvinod a-PyTorch-Tutorial-to-Object-Detection eval: ``checkpoint = torch.load(f)``,
+    ``model = checkpoint['model']``, ``model.eval()``: a pickled module that
+    ``weights_only=True`` (default since torch 2.6) refuses. Missed before."""
+    source = """
+        checkpoint = torch.load(checkpoint)
+        model = checkpoint['model']
+        model = model.to(device)
+        model.eval()
+    """
+    assert found(source, "TW125") == [2]
+    assert found(source.replace("model.eval()", "net.load_state_dict(model)"), "TW125") == []
