@@ -88,3 +88,83 @@ def test_an_entry_of_a_loaded_checkpoint_used_as_a_module():
     """
     assert found(source, "TW125") == [2]
     assert found(source.replace("model.eval()", "net.load_state_dict(model)"), "TW125") == []
+
+
+# --- second held-out set: measured with the fixes above, then fixed ------------------------
+
+
+def test_host_sync_under_a_flag_set_from_a_modulo_or_a_clock_is_periodic():
+    """stylegan2 train: ``g_regularize = i % args.g_reg_every == 0; if g_regularize: ...item()``;
+    vicreg main: ``if args.rank == 0 and current_time - last_logging > args.log_freq_time:``."""
+    source = """
+        scaler = torch.cuda.amp.GradScaler()
+        for step, ((x, y), _) in enumerate(loader, start=epoch * len(loader)):
+            optimizer.zero_grad()
+            loss = model.forward(x, y)
+            loss.backward()
+            optimizer.step()
+            regularize = step % args.reg_every == 0
+            if regularize:
+                mean_path_length_avg = reduce_sum(mean_path_length).item()
+            current_time = time.time()
+            if args.rank == 0 and current_time - last_logging > args.log_freq_time:
+                stats = dict(epoch=epoch, step=step, loss=loss.item())
+    """
+    assert found(source, "TW107") == []
+    every_step = source.replace("step % args.reg_every == 0", "step > 0").replace(
+        " and current_time - last_logging > args.log_freq_time", ""
+    )
+    assert found(every_step, "TW107") == [10, 13]
+
+
+def test_dataset_that_draws_its_own_window_needs_no_shuffle():
+    """x-transformers train_enwik8: ``TextSamplerDataset.__getitem__(self, index)`` picks a
+    random start and never reads ``index``, so the loader's order means nothing."""
+    source = """
+        class TextSamplerDataset(Dataset):
+            def __getitem__(self, index):
+                rand_start = torch.randint(0, self.data.size(0) - self.seq_len - 1, (1,))
+                return self.data[rand_start: rand_start + self.seq_len + 1].long()
+
+        train_dataset = TextSamplerDataset(data_train, seq_len)
+        train_loader = cycle(DataLoader(train_dataset, batch_size=batch_size, drop_last=True))
+    """
+    assert found(source, "TW122") == []
+    assert found(source.replace("rand_start = torch", "rand_start = index + 0 * torch"), "TW122") == [8]
+
+
+def test_loader_handed_to_opacus_make_private_is_resampled():
+    """opacus examples/mnist: ``privacy_engine.make_private(data_loader=train_loader)`` returns
+    a Poisson-sampled loader in its place; without it the plain loader is reported."""
+    source = """
+        train_loader = torch.utils.data.DataLoader(datasets.MNIST(root, train=True), batch_size=64)
+        model, optimizer, train_loader = privacy_engine.make_private(
+            module=model, optimizer=optimizer, data_loader=train_loader, noise_multiplier=1.0
+        )
+    """
+    assert found(source, "TW122") == []
+    assert found(source.replace("make_private", "attach"), "TW122") == [2]
+
+
+def test_ema_copy_left_in_eval_is_fine():
+    """stylegan2 train: ``g_ema.eval()`` before sampling under no_grad; only ``generator`` and
+    ``discriminator`` are optimised, so the EMA copy is never trained."""
+    source = """
+        from torch import optim
+
+        g_optim = optim.Adam(generator.parameters(), lr=args.lr)
+        d_optim = optim.Adam(discriminator.parameters(), lr=args.lr)
+        for idx in pbar:
+            generator.zero_grad()
+            g_loss = g_nonsaturating_loss(discriminator(generator(noise)))
+            g_loss.backward()
+            g_optim.step()
+            accumulate(g_ema, g_module, accum)
+            if i % 100 == 0:
+                with torch.no_grad():
+                    g_ema.eval()
+                    sample, _ = g_ema([sample_z])
+    """
+    assert found(source, "TW105") == []
+    trained = source.replace("optim.Adam(discriminator", "optim.Adam(g_ema")
+    assert found(trained, "TW105") == [14]

@@ -173,7 +173,38 @@ def _is_training_loader(ctx: FileContext, call: ast.Call) -> bool:
         names.append(str(dataset.slice.value))
     elif dataset is not None:
         names.append(dotted(dataset) or "")
-    return any("train" in n.lower() for n in names) and not _is_iterable(ctx, dataset)
+    return any("train" in n.lower() for n in names) and not (
+        _is_iterable(ctx, dataset) or _ignores_its_index(ctx, dataset)
+    )
+
+
+def _ignores_its_index(ctx: FileContext, dataset: ast.expr | None) -> bool:
+    """A dataset class defined here whose ``__getitem__`` never reads its index (it draws a
+    random window itself, as x-transformers' ``TextSamplerDataset``): order means nothing."""
+    built = ctx.constructor(dataset) if dataset is not None else None
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.ClassDef) and built and node.name == built.rsplit(".", 1)[-1]):
+            continue
+        for item in node.body:
+            if isinstance(item, ast.FunctionDef) and item.name == "__getitem__" and len(item.args.args) == 2:
+                index = item.args.args[1].arg
+                return not any(isinstance(n, ast.Name) and n.id == index for n in ast.walk(item))
+    return False
+
+
+_RESAMPLING = frozenset({"make_private", "make_private_with_epsilon"})
+
+
+def _resampled_later(ctx: FileContext, call: ast.Call) -> bool:
+    """The loader goes to Opacus' ``make_private``, which hands back a Poisson-sampled loader
+    in its place: any order the original had is not the one training sees."""
+    statement = ctx.statement(call)
+    names = {dotted(t) for t in statement.targets} if isinstance(statement, ast.Assign) else set()
+    return any(
+        method(c) in _RESAMPLING
+        and any(dotted(v) in names for v in [*c.args, *(k.value for k in c.keywords)])
+        for c in ctx.calls
+    )
 
 
 def _is_iterable(ctx: FileContext, dataset: ast.expr | None) -> bool:
@@ -239,8 +270,10 @@ def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``shuffle=True`` (or a ``DistributedSampler`` / other sampler under DDP).
     Cannot see: ``**kwargs`` built elsewhere (not reported; a dict built here is read, and
     ``shuffle`` added only under an ``if`` is reported), a subclass of DataLoader defined
-    here (not reported), or a dataset that shuffles itself; it knows a training loader by
-    "train" in its name or its dataset's.
+    here (not reported), or a dataset that shuffles itself in another file; it knows a
+    training loader by "train" in its name or its dataset's. Not reported: a dataset class
+    defined here whose ``__getitem__`` ignores its index (it draws its own sample), and a
+    loader handed to Opacus' ``make_private`` (replaced by Poisson sampling).
     """
     for call in ctx.calls:
         if not _is_dataloader(ctx, call) or not _is_training_loader(ctx, call):
@@ -258,5 +291,5 @@ def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
         if keyword(call, "sampler") is not None or keyword(call, "batch_sampler") is not None:
             continue
         shuffle = keyword(call, "shuffle") or (call.args[2] if len(call.args) > 2 else None)
-        if shuffle is None or is_constant(shuffle, False):
+        if (shuffle is None or is_constant(shuffle, False)) and not _resampled_later(ctx, call):
             yield Hit(call, "training DataLoader without shuffle=True")

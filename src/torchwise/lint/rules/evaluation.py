@@ -286,7 +286,11 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     trains without dropout and with frozen batch-norm statistics.
     Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
     Cannot see: a ``train()`` made in a helper of another file (it then reports the eval).
+    A model the file never hands to an optimizer while it builds one for other models, and
+    that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
+    frozen teacher), stays in eval on purpose and is not reported.
     """
+    optimized = _optimized_models(ctx)
     reported: set[ast.AST] = set()
     for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
         reached = ctx.reached_calls(loop)
@@ -296,9 +300,37 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
             continue
         for call in ctx.calls_in(loop):
             if call not in reported and _mode_of_call(ctx, call) == "eval":
+                switched = dotted(receiver_of(call)) if _direct_mode(ctx, call) else None
+                if optimized and switched and switched not in optimized and _only_inferred(ctx, switched, loop):
+                    continue  # never trained here: an EMA copy or a frozen teacher
                 reported.add(call)
                 yield Hit(call, "model switched to eval() in the training loop and never back to train()")
                 break
+
+
+def _only_inferred(ctx: FileContext, model: str, loop: ast.AST) -> bool:
+    """Every call of ``model(...)`` in the loop runs under no_grad: it builds no graph."""
+    return all(ctx.under_no_grad(c) for c in ctx.calls_in(loop) if dotted(c.func) == model)
+
+
+def _optimized_models(ctx: FileContext) -> set[str]:
+    """Names whose ``.parameters()`` go into an optimizer built here (directly or through a
+    name bound to them): ``Adam(generator.parameters())`` gives {"generator"}."""
+
+    def collect() -> set[str]:
+        names: set[str] = set()
+        for call in ctx.calls:
+            name = ctx.qualname(call.func) or ""
+            if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
+                continue
+            args = [*call.args, *(k.value for k in call.keywords)]
+            values = args + [v for a in args for v in ctx.assignments.get(dotted(a) or "", [])]
+            for node in (n for v in values for n in ast.walk(v)):
+                if isinstance(node, ast.Call) and method(node) in {"parameters", "named_parameters"}:
+                    names.add(dotted(receiver_of(node)) or "")
+        return names - {""}
+
+    return ctx.memo("optimized_models", collect)
 
 
 @rule("TW120", Level.ERROR, hint="move backward() out of the no_grad / inference_mode block")

@@ -10,6 +10,7 @@ from torchwise.lint.context import (
     FileContext,
     backward_loss,
     dotted,
+    has_modulo,
     is_constant,
     keyword,
     method,
@@ -218,6 +219,30 @@ def _on_exit_path(ctx: FileContext, node: ast.AST, loop: ast.AST) -> bool:
     return False
 
 
+def _periodic(ctx: FileContext, node: ast.AST, loop: ast.AST) -> bool:
+    """Whether an ``if`` inside ``loop`` runs ``node`` only now and then: ``step % k == 0``,
+    a flag set from one (stylegan2's ``g_regularize = i % args.g_reg_every == 0``), or an
+    elapsed-time test (vicreg's ``if current_time - last_logging > args.log_freq_time``)."""
+    scope = ctx.scope_of(node)
+    for ancestor in ctx.ancestors(node):
+        if ancestor is loop:
+            return False
+        if not isinstance(ancestor, ast.If) or node in ast.walk(ancestor.test):
+            continue
+        names = [dotted(n) or "" for n in ast.walk(ancestor.test) if isinstance(n, ast.Name | ast.Attribute)]
+        flags = [v for n in names for v in ctx.assignments.get(n, []) if ctx.scope_of(v) is scope]
+        if has_modulo(ancestor.test) or any(has_modulo(v) for v in flags):
+            return True
+        if any(_compares_time(c) for c in ast.walk(ancestor.test) if isinstance(c, ast.Compare)):
+            return True
+    return False
+
+
+def _compares_time(compare: ast.Compare) -> bool:
+    names = (dotted(n) or "" for n in ast.walk(compare) if isinstance(n, ast.Name | ast.Attribute))
+    return any("time" in name.lower() for name in names)
+
+
 def _handed_to_environment(ctx: FileContext, call: ast.Call, loop: ast.AST) -> bool:
     """``actions = q.argmax(1).cpu().numpy()`` then ``envs.step(actions)``: the environment
     runs on the host, so the action must come back every step whatever the logging does."""
@@ -243,7 +268,8 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
     Fix: keep running sums as tensors and read them under ``if step % log_every == 0``.
     Cannot see: whether the tensor is really on a GPU (it stays quiet in a file that never
     mentions one, and for batches straight from the loader) or how costly the model's step
-    is next to the sync. Two syncs are not reported: one on a failure path that leaves the
+    is next to the sync. A sync under ``if`` on a ``%`` test (or a flag set from one) or on
+    elapsed time is periodic and not reported. Two more syncs are not reported: one on a failure path that leaves the
     loop (``if not math.isfinite(loss): print(...); sys.exit(1)`` runs at most once), and an
     action read back for an environment (``env.step(actions)`` needs host values); other
     syncs the algorithm needs every step are still reported.
@@ -257,7 +283,7 @@ def host_sync_every_step(ctx: FileContext) -> Iterator[Hit]:
         if not (name in _SYNC_METHODS and not call.args) and not (is_print and _printed_tensor(call)):
             continue
         loop = _batch_loop(ctx, call)
-        if loop is None or ctx.under_modulo(call, loop) or call.lineno in lines:
+        if loop is None or _periodic(ctx, call, loop) or call.lineno in lines:
             continue
         if not is_print and _fresh_from_loader(ctx, call):
             continue
