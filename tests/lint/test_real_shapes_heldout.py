@@ -168,3 +168,48 @@ def test_ema_copy_left_in_eval_is_fine():
     assert found(source, "TW105") == []
     trained = source.replace("optim.Adam(discriminator", "optim.Adam(g_ema")
     assert found(trained, "TW105") == [14]
+
+
+# --- third held-out set: measured with both sets' fixes, then fixed -------------------------
+
+
+def test_sync_on_the_validation_branch_of_a_shared_loop_is_fine():
+    """pytorch-original-transformer training_script: one loop trains under ``if is_train:``
+    and validates under its ``else:``; the else-branch ``loss.item()`` is no training step."""
+    source = """
+        for batch_idx, token_ids_batch in enumerate(token_ids_loader):
+            loss = kl_div_loss(transformer(token_ids_batch.cuda()), target)
+            if is_train:
+                loss.backward()
+                custom_lr_optimizer.step()
+            if is_train:
+                writer.add_scalar('training_loss', loss.item(), global_train_step)
+            else:
+                writer.add_scalar('val_loss', loss.item(), global_val_step)
+    """
+    assert found(source, "TW107") == [8]
+    training_always = source.replace("if is_train:\n                loss", "if True:\n                loss")
+    assert found(training_always, "TW107") == [8, 10]
+
+
+def test_detectron2_default_setup_seeds():
+    """detectron2 tools/plain_train_net: ``default_setup(cfg, args)`` seeds every RNG from
+    ``cfg.SEED``; a script without it is still asked for a seed."""
+    source = """
+        from detectron2.engine import default_setup
+
+        def main(args):
+            cfg = setup(args)
+            default_setup(cfg, args)
+            model = torch.nn.Linear(4, 2)
+            for data in loader:
+                loss = model(data).sum()
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+
+        if __name__ == "__main__":
+            main(args)
+    """
+    assert found(source, "TW115") == []
+    assert found(source.replace("default_setup(cfg, args)", "print(cfg)"), "TW115") == [1]

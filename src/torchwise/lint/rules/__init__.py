@@ -22,6 +22,7 @@ def all_rules() -> dict[str, Rule]:
         hygiene,
         loop,
         schedule,
+        syncs,
     )
 
     return dict(sorted(RULES.items()))

@@ -65,7 +65,8 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
     told apart from noise and a bad run cannot be reproduced.
     Fix: ``torch.manual_seed(seed)`` (plus ``random``/``numpy`` seeds) before building the
     model, or a helper such as ``seed_everything(seed)``.
-    Cannot see: seeding done in another module under a name without "seed" in it. It stays
+    Cannot see: seeding done in another module under a name without "seed" in it (known
+    library set-ups that seed, such as detectron2's ``default_setup``, count). It stays
     quiet when nothing here draws random numbers (a pretrained model optimised from a fixed
     start, as in style transfer); a model class imported from another file counts as random.
     """
@@ -81,10 +82,14 @@ def training_without_seed(ctx: FileContext) -> Iterator[Hit]:
         return
     for call in ctx.calls:
         name = ctx.qualname(call.func) or ""
-        if "seed" in name.rsplit(".", 1)[-1].lower() and name not in _UNSEEDING:
+        if "seed" in name.rsplit(".", 1)[-1].lower() and name not in _UNSEEDING or name in _SEEDING_SETUPS:
             return
     yield Hit(ast.Pass(lineno=1, col_offset=0), "training script never seeds torch's RNG")
 
+
+# Library set-up calls that seed every RNG without "seed" in their name: detectron2's
+# default_setup seeds from cfg.SEED (a logged random seed when it is -1).
+_SEEDING_SETUPS = frozenset({"detectron2.engine.default_setup", "detectron2.engine.defaults.default_setup"})
 
 _RANDOM_FUNCTIONS = frozenset(
     "rand randn randint randperm rand_like randn_like randint_like bernoulli multinomial "
