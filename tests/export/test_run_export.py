@@ -53,7 +53,7 @@ def test_the_last_checkpoint_reproduces_the_final_accuracy(digits_run, tmp_path)
 def test_the_manifest_of_a_run(digits_run, tmp_path):
     result = export_run(digits_run, fmt="torchscript", out=tmp_path)
     assert result.path == tmp_path / "model.pt"
-    manifest = json.loads((tmp_path / "model.json").read_text())
+    manifest = json.loads((tmp_path / "model.pt.json").read_text())
     stats = json.loads((digits_run / "data_stats.json").read_text())
     meta = json.loads((digits_run / "checkpoints/best/meta.json").read_text())
     assert manifest["normalization"] == {"scale": 0.0625, "mean": stats["mean"], "std": stats["std"]}
