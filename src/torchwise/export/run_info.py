@@ -54,7 +54,7 @@ def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module 
         example, data = example_inputs, "the example inputs"
     else:
         example, target, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only)
-        example = without_optional_labels(model, example)
+    example = without_optional_labels(model, example)
     describe = {"feature_names": _feature_names(cfg), "target_name": _target_name(cfg),
                 "source": source_fields(run_dir, checkpoint)}
     task = task_fields(cfg, run_dir, num_classes=num_classes)
