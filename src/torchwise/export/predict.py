@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from torchwise.data.batch import slice_batch
 from torchwise.errors import DataError
 from torchwise.export.input_files import RawInputs, read_inputs
 from torchwise.export.loading import Predictor, load_predictor
@@ -163,12 +164,15 @@ def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
-    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code)
-    if isinstance(inputs, (str, Path)):
+    in_memory = None if isinstance(inputs, (str, Path)) else _in_memory(inputs)
+    shown = slice_batch(in_memory.inputs, 0, 2) if in_memory is not None else None
+    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code,
+                               inputs=shown)
+    if in_memory is None:
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
                           target_name=predictor.target_name, classes=predictor.task.get("classes"))
     else:
-        raw = _in_memory(inputs)
+        raw = in_memory
     result = run_batches(predictor, raw, batch_size=batch_size)
     if out is not None:
         result.write(Path(out))

@@ -35,12 +35,14 @@ class RunInfo:
 
 
 def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
-             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False) -> RunInfo:
+             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False,
+             python_inputs: Any = None) -> RunInfo:
     """Load the run's model (into ``model`` for a run trained from Python) and a batch of its data;
     ``example_inputs`` stands in for the data of a run whose data came from Python. With
-    ``shape_only`` (predict needs the input's shape, not its values) such a run gets a batch of
-    zeros shaped as the samples the run recorded. ``trust_code`` accepts the code a folder that
-    this user did not write names (see `run_config`)."""
+    ``shape_only`` (predict needs the input's shape, not its values) such a run takes the
+    ``python_inputs`` it will be given, else a batch of zeros shaped as the samples the run
+    recorded. ``trust_code`` accepts the code a folder that this user did not write names (see
+    `run_config`)."""
     from torchwise.checkpoints.load import load_model
 
     cfg = run_config(run_dir, trust_code=trust_code)  # the trust gate, before anything is imported
@@ -53,7 +55,8 @@ def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module 
     if example_inputs is not None:
         example, data = example_inputs, "the example inputs"
     else:
-        example, target, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only)
+        example, target, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only,
+                                                        python_inputs=python_inputs)
     example = without_optional_labels(model, example)
     describe = {"feature_names": _feature_names(cfg), "target_name": _target_name(cfg),
                 "source": source_fields(run_dir, checkpoint)}
@@ -105,7 +108,8 @@ def run_config(run_dir: Path, *, trust_code: bool = False) -> RunConfig:
     return open_run_config(run_dir, trust_code=trust_code)
 
 
-def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False) -> tuple[Any, Any, str, int | None]:
+def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False,
+               python_inputs: Any = None) -> tuple[Any, Any, str, int | None]:
     """Up to one training batch of the run's validation samples (training samples without a
     validation split), prepared as training prepared them: inputs, target, where they came from,
     and the number of classes."""
@@ -114,14 +118,18 @@ def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False) -> tu
     from torchwise.data.prepare import prepare_data
 
     if cfg.data.source == "python":
+        if shape_only and python_inputs is not None:
+            return python_inputs, None, "the inputs given", None
         record_path = run_dir / MODEL_RECORD
         shape = json.loads(record_path.read_text()).get("sample_shape") if record_path.is_file() else None
-        if shape_only and shape is not None:
+        if shape_only and shape:  # one tensor input, of the shape the run recorded
             return torch.zeros(2, *shape), None, "zeros", None
+        hint = (f"predict from Python with the inputs in memory: torchwise.predict('{run_dir}', inputs, model=...)"
+                if shape_only else "pass a batch of real inputs from Python: "
+                f"torchwise.export_run('{run_dir}', model=..., example_inputs=x)")
         raise ExportError(f"the data of {run_dir.name} came from Python (torchwise.fit), so torchwise cannot "
-                          "read a batch of it" + (" to verify the artefact" if not shape_only else ""),
-                          hint="pass a batch of real inputs from Python: "
-                               f"torchwise.export_run('{run_dir}', model=..., example_inputs=x)")
+                          "read a batch of it" + (" to verify the artefact" if not shape_only else
+                                                  " to learn the structure of its model's inputs"), hint=hint)
     prepared = prepare_data(cfg)
     dataset, split = (prepared.val, "validation") if prepared.val is not None else (prepared.train, "training")
     count = min(len(dataset), max(2, cfg.train.batch_size))  # type: ignore[arg-type]
