@@ -84,6 +84,20 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
         ("module.", "DataParallel/DistributedDataParallel"),
         ("_orig_mod.", "torch.compile"),
     ):
+        if missing and all(key.startswith(prefix) for key in missing) and not unexpected:
+            # the other direction: a wrapped model (model = DataParallel(model)) given a plain
+            # checkpoint; "module.module." means the model was wrapped twice
+            twice = all(key.startswith(prefix * 2) for key in missing)
+            causes.append(
+                f"the model is wrapped in {source}{' twice' if twice else ''}, which adds"
+                f" '{prefix}' to every key the model expects, while the checkpoint was saved"
+                " from the bare model"
+            )
+            fixes.append(
+                f"load into the inner model (model.module.load_state_dict(state)), or add the"
+                f' prefix: state = {{"{prefix}" + k: v for k, v in state.items()}}'
+                + (f"; and wrap only once: model.module is already a {source}" if twice else "")
+            )
         if unexpected and all(key.startswith(prefix) for key in unexpected):
             causes.append(
                 f"the checkpoint was saved from a {source} wrapper,"
@@ -144,15 +158,19 @@ def _device_answer(first: str, second: str, *, which: str = "") -> Explanation:
             " torch never moves data implicitly."
         ),
         cause=(
-            "The model was moved to the GPU but the batch was not (or the other way round), or a"
-            " tensor created inside forward() or the loss has no device"
-            " (torch.zeros(n) is on the CPU)."
+            "The model was moved to the GPU but the batch was not (or the other way round); or a"
+            " tensor created inside forward() or the loss has no device (torch.zeros(n) is on"
+            " the CPU); or part of the model is not registered, so model.to(device) skips it:"
+            " layers built inside forward() (nn.BatchNorm2d(c)(x)) or kept in a plain Python"
+            " list or dict instead of nn.ModuleList/nn.ModuleDict."
         ),
         fix=(
             "Pick one device and use it for both: device = torch.device('cuda' if"
             " torch.cuda.is_available() else 'cpu'); model.to(device); and in the loop"
             " x, y = x.to(device), y.to(device). Inside forward create tensors with"
             " device=x.device, and keep constant tensors as buffers (self.register_buffer)."
+            " Build every layer in __init__ and hold lists of layers in nn.ModuleList; the"
+            " traceback's last line in your code shows which operation got the stray tensor."
         ),
     )
 

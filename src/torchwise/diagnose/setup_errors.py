@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.env.compat import (
     MINOR_COMPAT_MIN_DRIVER,
     WHEEL_INDEX,
@@ -231,6 +231,72 @@ def _driver_insufficient(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _device_ordinal(match: re.Match[str], text: str) -> Explanation:
+    asked = re.findall(r"cuda[:(] ?(\d+)|device_ids?=\[?(\d+)|set_device\((\d+)", text)
+    numbers = sorted({int(n) for group in asked for n in group if n})
+    named = f" (the text names GPU {', '.join(map(str, numbers))})" if numbers else ""
+    return answer(
+        title="The code asks for a GPU number this machine does not have",
+        meaning=(
+            "GPUs are numbered 0 .. torch.cuda.device_count() - 1 among the visible ones;"
+            f" a device index outside that range was used{named}."
+        ),
+        cause=(
+            "A device number is hard-coded for a machine with more GPUs (cuda:1, .cuda(1),"
+            " --gpu_ids 0,1), or CUDA_VISIBLE_DEVICES hides GPUs so the numbers shift (with"
+            " CUDA_VISIBLE_DEVICES=3 the one visible GPU is cuda:0), or a launcher starts more"
+            " processes than GPUs (local_rank >= device_count)."
+        ),
+        fix=(
+            "Use cuda:0 (or pass the device as a setting) on a one-GPU machine; check"
+            " torch.cuda.device_count() and CUDA_VISIBLE_DEVICES; with torchrun/accelerate set"
+            " --nproc_per_node to the number of GPUs and call torch.cuda.set_device(local_rank)."
+        ),
+    )
+
+
+# The first bytes of a file that is not a torch checkpoint, as pickle reports them.
+LOAD_KEYS = {
+    "v": (
+        "the file is a Git LFS pointer (a small text file that starts 'version"
+        " https://git-lfs...'), not the weights: the repository was cloned without Git LFS, or"
+        " its LFS download quota was exhausted",
+        "install Git LFS and fetch the real file (git lfs install; git lfs pull), or download"
+        " the checkpoint from its release page; a real checkpoint is MBs, a pointer about 130"
+        " bytes",
+    ),
+    "<": (
+        "the file is an HTML page: the download link returned a web page (a login, quota or"
+        " 'virus scan' page of a drive link) instead of the file",
+        "open the file in a text editor to see the page, then download the checkpoint with a"
+        " direct link (or the host's own tool, e.g. gdown for Google Drive)",
+    ),
+}
+
+
+def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
+    key = match.group(1)
+    cause, fix = LOAD_KEYS.get(
+        key,
+        (
+            "the file is not a complete torch checkpoint: a partial download, a file saved by"
+            " another library (a Keras/NumPy file, a safetensors file), or written by a crashed"
+            " save",
+            "check the file size against the source and download it again; load safetensors"
+            " files with safetensors.torch.load_file",
+        ),
+    )
+    return answer(
+        title=f"This file is not a torch checkpoint (it starts with {key!r})",
+        meaning=(
+            "torch.load reads a zip archive or a pickle; the file's first byte"
+            f" ({key!r}) is neither."
+        ),
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
@@ -261,4 +327,6 @@ KNOWN: list[KnownError] = [
         _cuda_checkpoint_on_cpu,
     ),
     known("weights-only-load", r"Weights only load failed", _weights_only),
+    known("invalid-device-ordinal", r"invalid device ordinal", _device_ordinal),
+    known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
 ]
