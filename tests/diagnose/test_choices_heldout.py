@@ -170,3 +170,72 @@ def test_an_unknown_torch_six_name_lists_every_replacement():
         "ImportError: cannot import name 'something' from 'torch._six'", "torch-six-removed"
     )
     assert "string_classes -> str, int_classes -> int" in text
+
+
+def test_a_device_string_this_torch_lacks_versus_a_wrong_name():
+    old_torch = answer_text(
+        "RuntimeError: Expected one of cpu, cuda, xpu, mkldnn, opengl, opencl, ideep, hip, ve,"
+        " ort, mlc, xla, lazy, vulkan, meta, hpu device type at start of device string: mps",
+        "device-string",
+    )
+    assert "predates Apple's MPS backend" in old_torch and "torch 1.12" in old_torch
+    wrong_name = answer_text(
+        "RuntimeError: Expected one of cpu, cuda, mps, meta device type at start of device"
+        " string: gpu",
+        "device-string",
+    )
+    assert "Use 'cuda'" in wrong_name and "MPS" not in wrong_name
+
+
+def test_a_generator_on_the_wrong_device_names_both_devices():
+    text = answer_text(
+        "RuntimeError: Expected a 'cuda:0' generator device but found 'cpu'", "generator-device"
+    )
+    assert "A random generator on cpu was given to an operation on cuda:0" in text
+    assert "set_default_device('cuda')" in text
+
+
+def test_a_float16_overflow_echoes_the_constant():
+    text = answer_text(
+        "RuntimeError: value cannot be converted to type at::Half without overflow: -1e+09",
+        "half-overflow",
+    )
+    assert "(-1e+09)" in text and "65504" in text and "torch.finfo(x.dtype).min" in text
+
+
+def test_state_dict_sizes_are_read_from_wrapped_lines_and_the_old_wording():
+    wrapped = answer_text(
+        "RuntimeError: Error(s) in loading state_dict for Net: size mismatch\nfor fc.weight:"
+        " copying a param with shape\ntorch.Size([12, 1024]) from checkpoint, the shape in"
+        " current model is\ntorch.Size([15, 1024]).",
+        "state-dict-mismatch",
+    )
+    assert "fc.weight is [12, 1024] in the checkpoint but [15, 1024] in the model" in wrapped
+    old = answer_text(
+        "RuntimeError: While copying the parameter named fc.weight, whose dimensions in the"
+        " model are torch.Size([22, 200]) and whose dimensions in the checkpoint are"
+        " torch.Size([20, 200]).",
+        "state-dict-mismatch",
+    )
+    assert "fc.weight is [20, 200] in the checkpoint but [22, 200] in the model" in old
+
+
+def test_only_unexpected_keys_mean_the_model_was_built_with_fewer_parts():
+    text = answer_text(
+        "RuntimeError: Error(s) in loading state_dict for Net:\n"
+        '\tUnexpected key(s) in state_dict: "decoder.tp.conv.weight". ',
+        "state-dict-mismatch",
+    )
+    assert "built with fewer parts than the one that was saved" in text
+    assert "code changed" not in text
+
+
+def test_an_old_thcunn_kernel_assertion_is_read():
+    text = answer_text(
+        "/work/torch/lib/THCUNN/ClassNLLCriterion.cu:101: void"
+        " cunn_ClassNLLCriterion_updateOutput_kernel(Dtype *, Dtype *, long *, int, int) [with"
+        " Dtype = float, Acctype = float]: block: [0,0,0], thread: [31,0,0] Assertion"
+        " `t >= 0 && t < n_classes` failed.",
+        "device-side-assert",
+    )
+    assert "class label >= the number of classes" in text

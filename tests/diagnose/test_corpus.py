@@ -30,7 +30,8 @@ FAMILIES = {
     "result-type-cast", "backward-non-scalar", "unscale-fp16", "collate-type",
     "invalid-device-ordinal", "invalid-load-key", "torch-six-removed", "ddp-ready-twice",
     "windows-dll", "two-devices", "input-weight-type", "cuda-out-of-memory",
-    "state-dict-mismatch",
+    "state-dict-mismatch", "device-string", "generator-device", "half-overflow",
+    "zero-dim-index", "checkpoint-truncated", "device-side-assert",
 }  # fmt: skip
 
 

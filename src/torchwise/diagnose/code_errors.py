@@ -64,13 +64,25 @@ def _shown(keys: list[str], most: int = 4) -> str:
 
 
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
-    model = match.group(1)
+    model = f" {match.group(1)}" if match.group(1) else ""  # the old wording names no class
     missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
+    # \s+ between words: pasted logs often wrap these long lines
     sizes = re.findall(
-        r"size mismatch for ([\w.]+): copying a param with shape torch\.Size\(\[([\d, ]*)\]\)"
-        r" from checkpoint, the shape in current model is torch\.Size\(\[([\d, ]*)\]\)",
+        r"size mismatch\s+for ([\w.]+): copying a param with shape\s+torch\.Size\(\[([\d, ]*)\]\)"
+        r"\s+from checkpoint, the shape in current model is\s+torch\.Size\(\[([\d, ]*)\]\)",
         text,
     )
+    # torch before 1.0: "While copying the parameter named X, whose dimensions in the model are
+    # torch.Size([22, 200]) and whose dimensions in the checkpoint are torch.Size([20, 200])."
+    sizes += [
+        (name, saved, current)
+        for name, current, saved in re.findall(
+            r"While copying the parameter named \"?([\w.]+)\"?, whose dimensions in the model are"
+            r" torch\.Size\(\[([\d, ]*)\]\) and whose dimensions in the checkpoint are"
+            r" torch\.Size\(\[([\d, ]*)\]\)",
+            text,
+        )
+    ]
     facts, causes, fixes = [], [], []
     if missing:
         facts.append(
@@ -119,7 +131,27 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
             f" state.items() if k not in {{{names}}}}} and load with strict=False"
         )
-    if not causes:
+    if not causes and unexpected and not missing:
+        causes.append(
+            "the model was built with fewer parts than the one that was saved: an option given"
+            " when building it (a branch or head switched off, another variant or number of"
+            " types/classes) differs from training, or the code dropped those layers"
+        )
+        fixes.append(
+            "build the model with the same options the checkpoint was trained with (the"
+            " config or command-line flags saved with it)"
+        )
+    elif not causes and missing and not unexpected:
+        causes.append(
+            "the model has parts the checkpoint never had: it was built with other options"
+            " (an extra head or branch, another variant), or the checkpoint holds only part of"
+            " the model (a backbone, or one of several saved state dicts)"
+        )
+        fixes.append(
+            "build the model with the options used at save time, or load the part the"
+            " checkpoint holds into that sub-module (model.backbone.load_state_dict(state))"
+        )
+    elif not causes:
         causes.append(
             "the model's code changed since the checkpoint was saved"
             " (layers added, renamed or removed)"
@@ -128,7 +160,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             "load with the model code that saved the checkpoint, or rename the keys in the dict"
         )
     return answer(
-        title=f"The checkpoint does not fit the model {model}",
+        title=f"The checkpoint does not fit the model{model}",
         meaning=(
             "load_state_dict matches tensors by name and shape: "
             + "; ".join(facts or ["keys differ"])
@@ -275,7 +307,12 @@ KNOWN: list[KnownError] = [
         r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
         _linear_shapes,
     ),
-    known("state-dict-mismatch", r"Error\(s\) in loading state_dict for (\w+)", _state_dict),
+    known(
+        "state-dict-mismatch",
+        r"Error\(s\) in loading state_dict for (\w+)"
+        r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()",
+        _state_dict,
+    ),
     known(
         "two-devices",
         r"Expected all tensors to be on the same device, but (?:found at least two devices,"

@@ -242,7 +242,7 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "child-failed",
-        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank: \d+",
+        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank:",
         _child_failed,
         generic=True,
     ),

@@ -231,30 +231,6 @@ def _driver_insufficient(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _device_ordinal(match: re.Match[str], text: str) -> Explanation:
-    asked = re.findall(r"cuda[:(] ?(\d+)|device_ids?=\[?(\d+)|set_device\((\d+)", text)
-    numbers = sorted({int(n) for group in asked for n in group if n})
-    named = f" (the text names GPU {', '.join(map(str, numbers))})" if numbers else ""
-    return answer(
-        title="The code asks for a GPU number this machine does not have",
-        meaning=(
-            "GPUs are numbered 0 .. torch.cuda.device_count() - 1 among the visible ones;"
-            f" a device index outside that range was used{named}."
-        ),
-        cause=(
-            "A device number is hard-coded for a machine with more GPUs (cuda:1, .cuda(1),"
-            " --gpu_ids 0,1), or CUDA_VISIBLE_DEVICES hides GPUs so the numbers shift (with"
-            " CUDA_VISIBLE_DEVICES=3 the one visible GPU is cuda:0), or a launcher starts more"
-            " processes than GPUs (local_rank >= device_count)."
-        ),
-        fix=(
-            "Use cuda:0 (or pass the device as a setting) on a one-GPU machine; check"
-            " torch.cuda.device_count() and CUDA_VISIBLE_DEVICES; with torchrun/accelerate set"
-            " --nproc_per_node to the number of GPUs and call torch.cuda.set_device(local_rank)."
-        ),
-    )
-
-
 # The first bytes of a file that is not a torch checkpoint, as pickle reports them.
 LOAD_KEYS = {
     "v": (
@@ -297,6 +273,26 @@ def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _truncated_checkpoint(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The checkpoint file is incomplete (its zip directory is missing)",
+        meaning=(
+            "torch.save writes a zip archive whose directory sits at the end of the file;"
+            " torch.load found no directory there, so the file stops early or is not a zip."
+        ),
+        cause=(
+            "The file is truncated: a download or copy that stopped part-way (compare its size"
+            " with the source), an upload that never finished, or a save interrupted by a crash"
+            " or a full disk."
+        ),
+        fix=(
+            "Download or copy the file again and check its size (or checksum) against the"
+            " source; for your own runs save to a temporary name and rename when done, and load"
+            " an earlier checkpoint meanwhile."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
@@ -327,6 +323,10 @@ KNOWN: list[KnownError] = [
         _cuda_checkpoint_on_cpu,
     ),
     known("weights-only-load", r"Weights only load failed", _weights_only),
-    known("invalid-device-ordinal", r"invalid device ordinal", _device_ordinal),
     known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
+    known(
+        "checkpoint-truncated",
+        r"PytorchStreamReader failed reading zip archive: failed finding central directory",
+        _truncated_checkpoint,
+    ),
 ]

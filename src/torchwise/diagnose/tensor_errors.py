@@ -1,6 +1,7 @@
 """Known errors from tensor operations in the user's code: reshapes that cannot fit, integer
-indices of the wrong dtype, in-place results that cannot be stored, backward on a non-scalar,
-and a GradScaler given half-precision parameters.
+indices of the wrong dtype, in-place results that cannot be stored, numbers too large for
+float16, indexing a 0-dim tensor, backward on a non-scalar, and a GradScaler given
+half-precision parameters.
 
 The numbers decide where they can: a view whose element count is off by a whole factor, or
 whose two spatial sizes would fit a square grid of another side, names the size that arrived.
@@ -167,6 +168,47 @@ def _unscale_fp16(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _half_overflow(match: re.Match[str], text: str) -> Explanation:
+    dtype, value = match.group(1), match.group(2)
+    shown = f" ({value.strip()})" if value and value.strip() not in ("", "<value>") else ""
+    limit = "65504" if dtype == "Half" else "about 3.4e38"
+    return answer(
+        title=f"A number too large for {dtype}{shown} was written into a {dtype} tensor",
+        meaning=(
+            f"The largest finite {dtype} value is {limit}; torch refuses to store a Python"
+            f" number beyond it{shown} into a {dtype} tensor (or to return a {dtype} result"
+            " that large)."
+        ),
+        cause=(
+            "A constant written for float32 meets a half-precision tensor: a mask fill such as"
+            " masked_fill(mask, -1e9) or logits[..., ids] = -1e10, a score set to 2**30, or"
+            " torch.finfo(torch.float32).min; the tensor is float16 because the model was cast"
+            " with .half()/torch_dtype=float16 or runs under fp16 autocast."
+        ),
+        fix=(
+            "Use a value the tensor's own dtype can hold: torch.finfo(x.dtype).min (of the"
+            " tensor being filled) or float('-inf') for masks; or compute that part in float32"
+            " (x.float(), or torch.autocast(..., enabled=False) around it); or use bfloat16,"
+            " whose range is float32's."
+        ),
+    )
+
+
+def _zero_dim_index(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="A 0-dim tensor (a single number) was indexed with [0]",
+        meaning=(
+            "Since torch 0.4 a reduced loss is a 0-dim tensor; it has no dimension to index,"
+            " so loss.data[0] (the idiom of torch 0.3 and older) fails."
+        ),
+        cause="Code written for torch 0.3 or older reads a scalar with .data[0] or [0].",
+        fix=(
+            "Read the number with .item(): loss.item() instead of loss.data[0] (likewise"
+            " acc.item() for any other 0-dim result)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "view-size-invalid",
@@ -191,4 +233,11 @@ KNOWN: list[KnownError] = [
         _non_scalar_backward,
     ),
     known("unscale-fp16", r"Attempting to unscale FP16 gradients", _unscale_fp16),
+    known(
+        "half-overflow",
+        r"value cannot be converted to type (?:at::|c10::)?(Half|BFloat16) without"
+        r" overflow(?::? ?([^\n]*))?",
+        _half_overflow,
+    ),
+    known("zero-dim-index", r"invalid index of a 0-dim tensor", _zero_dim_index),
 ]
