@@ -43,6 +43,7 @@ MODULES = [
     "torchwise.export.verify",
     "torchwise.export.manifest",
     "torchwise.export.exporter",
+    "torchwise.export.run_info",
 ]
 
 

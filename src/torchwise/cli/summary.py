@@ -21,14 +21,10 @@ def command(
     from torchwise.config import load_config
     from torchwise.data.prepare import prepare_data
     from torchwise.diagnose.summary import render_summary, summary
-    from torchwise.errors import ConfigError
     from torchwise.models import build_model
 
     cfg = load_config(config, overrides or [])
     data = prepare_data(cfg)
-    if data.out_features is None:
-        raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
-                          hint="set task.num_classes")
     model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                         base_dir=cfg.base_dir)
     batch = next(iter(DataLoader(data.train, batch_size=cfg.train.batch_size)))

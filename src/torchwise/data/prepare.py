@@ -31,12 +31,15 @@ class PreparedData:
 
 def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset | None = None,
                  collate_fn: Callable[[list[Any]], Any] = collate,
-                 builtin_model: bool = True) -> PreparedData:
+                 builtin_model: bool | None = None) -> PreparedData:
     """Load (or take) the datasets, split, standardise on the training split, check the labels.
 
     ``collate_fn`` is the loader's (a user's DataLoader may pad or restructure samples);
-    ``builtin_model`` says that torchwise builds the model, so target shapes may be adapted to it.
+    ``builtin_model`` says that torchwise builds the model, so target shapes may be adapted to it
+    (default: the config names no `model.target`).
     """
+    if builtin_model is None:
+        builtin_model = cfg.model.target is None
     classes = getattr(train, "classes", None)
     if train is None:
         full = load_source(cfg.data, cfg=cfg)

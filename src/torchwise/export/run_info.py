@@ -54,11 +54,34 @@ def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module 
         example, data = example_inputs, "the example inputs"
     else:
         example, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only)
+        example = without_optional_labels(model, example)
     describe = {"feature_names": _feature_names(cfg), "target_name": _target_name(cfg),
                 "source": source_fields(run_dir, checkpoint)}
     return RunInfo(run_dir=run_dir, cfg=cfg, model=model, example=example, data=data,
                    normalization=normalization(cfg, run_dir, example),
                    task=task_fields(cfg, run_dir, num_classes=num_classes), describe=describe)
+
+
+def without_optional_labels(model: torch.nn.Module, inputs: Any) -> Any:
+    """Dict inputs less their ``labels`` when ``forward`` can go without them (``labels=None``, HF
+    style): training fed them so that the model computed its loss, but the artefact is for
+    inference, and a caller of it has no labels. A forward that requires them keeps them.
+
+    >>> class Net(torch.nn.Module):
+    ...     def forward(self, input_ids, labels=None): ...
+    >>> without_optional_labels(Net(), {"input_ids": 1, "labels": 2})
+    {'input_ids': 1}
+    """
+    import inspect
+
+    from torchwise.data.batch import TARGET_KEY
+
+    if not isinstance(inputs, dict) or TARGET_KEY not in inputs:
+        return inputs
+    parameter = inspect.signature(model.forward).parameters.get(TARGET_KEY)
+    if parameter is None or parameter.default is inspect.Parameter.empty:
+        return inputs
+    return {key: value for key, value in inputs.items() if key != TARGET_KEY}
 
 
 def model_not_importable(cfg: RunConfig, err: TargetError) -> ExportError:

@@ -49,9 +49,10 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
-def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features: int,
+def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features: int | None,
                 base_dir: Path | None = None) -> nn.Module:
-    """Build the configured model; built-ins take their sizes from one sample of the data."""
+    """Build the configured model; built-ins take their sizes from one sample of the data
+    (``out_features`` None: the data does not tell them, which only a `model.target` can live with)."""
     if cfg.target:
         factory = resolve_factory(cfg.target, search_dir=base_dir, makes=(nn.Module,), what="an nn.Module")
         try:
@@ -63,6 +64,9 @@ def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features
             raise ModelError(f"{cfg.target} returned {type(model).__name__}, not an nn.Module",
                              hint="point model.target at an nn.Module class or a function returning one")
         return model
+    if out_features is None:
+        raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
+                          hint="set task.num_classes")
     in_features = math.prod(sample_shape)
     kwargs = dict(cfg.kwargs)
     try:

@@ -281,10 +281,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     precision = Precision.resolve(cfg.train.precision, device)
     from_config = model is None
     if model is None:
-        if builtin and data.out_features is None:
-            raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
-                              hint="set task.num_classes")
-        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features or 0,
+        model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                             base_dir=cfg.base_dir)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))

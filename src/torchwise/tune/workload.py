@@ -22,7 +22,7 @@ from torchwise.config import RunConfig
 from torchwise.data.batch import call_model, collate, split_batch
 from torchwise.data.batch import to_device as move_batch
 from torchwise.data.streams import is_stream, peek
-from torchwise.errors import ConfigError, DataError
+from torchwise.errors import DataError
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.tasks import Task
 
@@ -65,9 +65,6 @@ def from_config(cfg: RunConfig) -> Workload:
 
     seed_everything(cfg.train.seed)
     data = prepare_data(cfg)
-    if data.out_features is None:
-        raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
-                          hint="set task.num_classes")
     model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                         base_dir=cfg.base_dir)
     device = pick_device(cfg.train.device)
