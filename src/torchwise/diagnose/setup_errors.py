@@ -275,10 +275,11 @@ def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
 
 def _truncated_checkpoint(match: re.Match[str], text: str) -> Explanation:
     return answer(
-        title="The checkpoint file is incomplete (its zip directory is missing)",
+        title="The checkpoint file is incomplete (it ends before its data does)",
         meaning=(
-            "torch.save writes a zip archive whose directory sits at the end of the file;"
-            " torch.load found no directory there, so the file stops early or is not a zip."
+            "torch.save writes a zip archive whose directory sits at the end of the file (older"
+            " torch: a pickle followed by the tensor bytes); torch.load reached the end of the"
+            " file before that directory or those bytes, so the file stops early."
         ),
         cause=(
             "The file is truncated: a download or copy that stopped part-way (compare its size"
@@ -326,7 +327,8 @@ KNOWN: list[KnownError] = [
     known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
     known(
         "checkpoint-truncated",
-        r"PytorchStreamReader failed reading zip archive: failed finding central directory",
+        r"PytorchStreamReader failed reading zip archive: failed finding central directory"
+        r"|unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
         _truncated_checkpoint,
     ),
 ]
