@@ -25,7 +25,7 @@ def test_export_then_predict(digits_run, tmp_path):
     assert lines[2] == "  outputs    output: float32 [batch, 10] (logits of 10 classes: 0, 1, 2, ...)"
     assert lines[3].startswith("  verified   batches of 1 and 64 from the validation data of digits: max abs diff ")
     assert lines[4] == "  transform  (raw * 0.0625 - mean) / std, per feature (manifest: normalization)"
-    assert lines[5] == f"  manifest   {tmp_path / 'digits.json'}"
+    assert lines[5] == f"  manifest   {tmp_path / 'digits.pt.json'}"
     csv_path = raw_digits_val_csv(tmp_path / "val.csv")
     summary = json.loads((digits_run / "summary.json").read_text())
 

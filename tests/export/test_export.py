@@ -94,7 +94,7 @@ def test_manifest_describes_inputs_outputs_and_the_artefact(tmp_path):
 
     inputs = {"ids": torch.randint(0, 20, (4, 6)), "mask": torch.ones(4, 6)}
     result = export_module(DictInput(), inputs, fmt="exported", out=tmp_path / "d.pt2")
-    manifest = json.loads((tmp_path / "d.json").read_text())
+    manifest = json.loads((tmp_path / "d.pt2.json").read_text())
     assert manifest == result.manifest | {"manifest_version": 1, "artefact": "d.pt2",
                                           "sha256": sha256_of(tmp_path / "d.pt2")}
     assert manifest["inputs"] == {"structure": "dict", "tensors": [
@@ -111,7 +111,7 @@ def test_a_changed_artefact_no_longer_matches_its_manifest(tmp_path):
     result = export_module(torch.nn.Linear(3, 2), torch.randn(4, 3), fmt="torchscript", out=tmp_path / "l.pt")
     with result.path.open("ab") as handle:
         handle.write(b"\0")
-    with pytest.raises(ExportError, match="does not match the sha256 in l.json"):
+    with pytest.raises(ExportError, match="does not match the sha256 in l.pt.json"):
         read_manifest(result.path)
 
 

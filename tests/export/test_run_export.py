@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -53,7 +54,7 @@ def test_the_last_checkpoint_reproduces_the_final_accuracy(digits_run, tmp_path)
 def test_the_manifest_of_a_run(digits_run, tmp_path):
     result = export_run(digits_run, fmt="torchscript", out=tmp_path)
     assert result.path == tmp_path / "model.pt"
-    manifest = json.loads((tmp_path / "model.json").read_text())
+    manifest = json.loads((tmp_path / "model.pt.json").read_text())
     stats = json.loads((digits_run / "data_stats.json").read_text())
     meta = json.loads((digits_run / "checkpoints/best/meta.json").read_text())
     assert manifest["normalization"] == {"scale": 0.0625, "mean": stats["mean"], "std": stats["std"]}
@@ -103,6 +104,14 @@ def test_a_run_trained_from_python_with_dict_inputs(tmp_path):
     with torch.inference_mode():
         want = reloaded(**batch)["logits"]
     torch.testing.assert_close(torch.export.load(result.path).module()(**batch)["logits"], want)
+    # Predicting from the run folder itself: the inputs in memory show the structure the model takes.
+    assert torch.equal(predict(run, batch, model=DictInput()).predictions, want.argmax(1))
+    np.savez(tmp_path / "batch.npz", **{k: v.numpy() for k, v in batch.items()})
+    with pytest.raises(ExportError) as err:  # a file cannot say it: before, a raw error from the model
+        predict(run, tmp_path / "batch.npz", model=DictInput())
+    assert "to learn the structure of its model's inputs" in err.value.message
+    assert err.value.hint == ("predict from Python with the inputs in memory: "
+                              f"torchwise.predict('{run}', inputs, model=...)")
 
 
 def tiny_net_run(tmp_path):

@@ -174,8 +174,8 @@ def test_artefacts_that_can_run_code_need_your_signature(key_dir, tmp_path):
     assert load_predictor(shared / "m.pt", trust_code=True).output_names
     shutil.copy(artefact_signature(result.path), artefact_signature(shared / "m.pt"))
     load_predictor(shared / "m.pt")  # the same bytes, signed by you: a moved copy stays yours
-    (shared / "m.json").write_text((shared / "m.json").read_text().replace('"format"', '"format" ', 1))
-    with pytest.raises(UntrustedCodeError, match=r"\(m.json changed since it was signed\)"):
+    (shared / "m.pt.json").write_text((shared / "m.pt.json").read_text().replace('"format"', '"format" ', 1))
+    with pytest.raises(UntrustedCodeError, match=r"\(m.pt.json changed since it was signed\)"):
         load_predictor(shared / "m.pt")
     check_artefact_trust(shared / "m.onnx", fmt="onnx")  # ONNX runs no Python: no signature needed
 

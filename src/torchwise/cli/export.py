@@ -47,7 +47,10 @@ def print_export(result: ExportResult) -> None:
     size = result.path.stat().st_size
     task = manifest["task"]
     meaning = ""
-    if task.get("classes"):
+    if task.get("type") == "multilabel":
+        width = manifest["outputs"][0]["shape"][-1]
+        meaning = f" (a yes/no logit for each of {width} labels)"
+    elif task.get("classes"):
         classes = task["classes"]
         meaning = f" (logits of {len(classes)} classes: {', '.join(classes[:3])}{', ...' if len(classes) > 3 else ''})"
     elif task.get("type") == "regression":

@@ -22,12 +22,7 @@ def command(
 
     result = predict(source, inputs, batch_size=batch_size, out=out, checkpoint=checkpoint, trust_code=trust_code)
     if out is None:
-        import csv
-
-        rows = result.rows()
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else ["id", "prediction"])
-        writer.writeheader()
-        writer.writerows(rows)
+        result.write_csv(sys.stdout)
     summary = result.summary()
     lines = [f"predicted {summary['samples']} samples with {source}" + (f" -> {out}" if out else "")]
     if summary["accuracy"] is not None:

@@ -83,7 +83,9 @@ def export_module(model: torch.nn.Module, example_inputs: Any, *, fmt: str = "ex
             staging.unlink(missing_ok=True)
     for note in notes:
         warnings.warn(note, FrozenControlFlowWarning, stacklevel=2)
-    sample_shape = tuple(signature.tensors[0].shape[1:]) if signature.structure == "tensor" else None
+    # An identity transform for one float input; token ids and other integers take none.
+    single_float = signature.structure == "tensor" and signature.tensors[0].dtype.startswith("float")
+    sample_shape = tuple(signature.tensors[0].shape[1:]) if single_float else None
     if normalization is None and sample_shape is not None and all(s is not None for s in sample_shape):
         normalization = Normalization.identity(sample_shape)  # type: ignore[arg-type]
     manifest = {

@@ -40,15 +40,16 @@ class Predictor:
 
 
 def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
-                   trust_code: bool = False) -> Predictor:
+                   trust_code: bool = False, inputs: Any = None) -> Predictor:
     """An artefact file runs in its own runtime; a run folder runs its eager model (``model``:
-    the module to load a Python-trained run's weights into). A ``.pt2`` or TorchScript artefact
-    this user did not export, or a run folder someone else wrote that names code, loads only with
-    ``trust_code`` (either can run code)."""
+    the module to load a Python-trained run's weights into; ``inputs``: some of the raw inputs
+    that will be predicted, which show the structure a run whose data came from Python takes).
+    A ``.pt2`` or TorchScript artefact this user did not export, or a run folder someone else
+    wrote that names code, loads only with ``trust_code`` (either can run code)."""
     from torchwise.runs.trust import check_artefact_trust
 
     if source.is_dir():
-        return run_predictor(source, checkpoint=checkpoint, model=model, trust_code=trust_code)
+        return run_predictor(source, checkpoint=checkpoint, model=model, trust_code=trust_code, inputs=inputs)
     manifest = read_manifest(source)
     check_artefact_trust(source, fmt=manifest["format"], trust_code=trust_code)
     signature = InputSignature.from_json(manifest["inputs"])
@@ -59,10 +60,11 @@ def load_predictor(source: Path, *, checkpoint: str = "best", model: torch.nn.Mo
 
 
 def run_predictor(run_dir: Path, *, checkpoint: str, model: torch.nn.Module | None = None,
-                  trust_code: bool = False) -> Predictor:
+                  trust_code: bool = False, inputs: Any = None) -> Predictor:
     from torchwise.export.run_info import read_run
 
-    info = read_run(run_dir, checkpoint=checkpoint, model=model, shape_only=True, trust_code=trust_code)
+    info = read_run(run_dir, checkpoint=checkpoint, model=model, shape_only=True, trust_code=trust_code,
+                    python_inputs=inputs)
     model = info.model
     signature = InputSignature.of(info.example, dynamic_batch=True)
     with torch.inference_mode():

@@ -1,4 +1,4 @@
-"""The manifest beside every artefact (``<name>.json``): everything needed to use it without torchwise.
+"""The manifest beside every artefact (``<artefact name>.json``): everything needed to use it without torchwise.
 
 It says which tensors go in (names, shapes, dtypes, the dynamic batch dim), what comes out
 (class names, regression targets), the whole transform from the raw features a user has to the
@@ -69,8 +69,9 @@ class Normalization:
 
 
 def manifest_path(artefact: Path) -> Path:
-    """``model.onnx`` -> ``model.json``."""
-    return artefact.with_suffix(".json")
+    """``model.onnx`` -> ``model.onnx.json``: the whole name, so that a folder can hold the same
+    model in several formats, each with its own manifest."""
+    return artefact.with_name(artefact.name + ".json")
 
 
 def sha256_of(path: Path) -> str:
@@ -100,7 +101,7 @@ def versions(fmt: str) -> dict[str, str | None]:
 
 
 def write_manifest(artefact: Path, manifest: dict[str, Any]) -> Path:
-    """Write ``<name>.json`` beside the artefact, with the artefact's sha256 filled in."""
+    """Write ``<artefact name>.json`` beside the artefact, with the artefact's sha256 filled in."""
     manifest = {"manifest_version": MANIFEST_VERSION, **manifest, "artefact": artefact.name,
                 "sha256": sha256_of(artefact)}
     path = manifest_path(artefact)

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from torchwise.data.batch import slice_batch
 from torchwise.errors import DataError
 from torchwise.export.input_files import RawInputs, read_inputs
 from torchwise.export.loading import Predictor, load_predictor
@@ -42,23 +43,47 @@ class Predictions:
         return self.task.get("type") == "classification"
 
     @property
+    def multilabel(self) -> bool:
+        return self.task.get("type") == "multilabel"
+
+    @property
+    def class_dim(self) -> int:
+        """Where the classes are: -1 for [B, C] and [B, T, C] (sequences), 1 for [B, C, d1, ...]."""
+        return self.task.get("class_dim", -1)
+
+    @property
     def predictions(self) -> torch.Tensor:
-        """Class indices (classification) or the outputs themselves."""
-        return self.outputs.argmax(-1) if self.classification else self.outputs
+        """Class indices (one per sample, or per position and pixel), 0/1 per label (multilabel: a
+        logit above 0, as training's metrics count it), or the outputs themselves."""
+        if self.multilabel:
+            return (self.outputs > 0).long()
+        return self.outputs.argmax(self.class_dim) if self.classification else self.outputs
 
     @property
     def probabilities(self) -> torch.Tensor | None:
-        """The softmax probability of the predicted class."""
+        """The softmax probability of the predicted class; multilabel: each label's sigmoid."""
+        if self.multilabel:
+            return torch.sigmoid(self.outputs.double())
         if not self.classification:
             return None
-        return torch.softmax(self.outputs.double(), dim=-1).max(-1).values
+        return torch.softmax(self.outputs.double(), dim=self.class_dim).amax(self.class_dim)
 
     @property
     def accuracy(self) -> float | None:
-        """Share of correct predictions, when the input carried the labels (classification)."""
-        if not self.classification or self.labels is None or not len(self.labels):
+        """Share of correct predictions (of positions, for sequences and pixels; the target value
+        training skipped is skipped; multilabel: samples with every label right), when the input
+        carried labels shaped as the predictions."""
+        if self.labels is None or self.labels.shape != self.predictions.shape:
             return None
-        return (self.predictions == self.labels.long()).double().mean().item()
+        if self.multilabel:
+            return (self.predictions == (self.labels > 0.5)).flatten(1).all(1).double().mean().item()
+        if not self.classification:
+            return None
+        labels = self.labels.long()
+        counted = labels != self.task.get("ignore_index", -100)
+        if not counted.any():
+            return None
+        return (self.predictions == labels)[counted].double().mean().item()
 
     @property
     def samples_per_second(self) -> float:
@@ -71,10 +96,24 @@ class Predictions:
 
     def rows(self) -> list[dict[str, Any]]:
         """One record per sample: ``prediction`` and ``probability`` (classification, the class name
-        where the run knows it), or one value per regression output."""
+        where the run knows it; nested lists for a class per position or pixel; multilabel: the
+        labels predicted, and every label's probability), or one value per regression output."""
+        classes = self.task.get("classes")
+        if self.multilabel:
+            return [{"id": i, "prediction": [classes[j] if classes else j for j, yes in enumerate(p) if yes],
+                     "probability": [round(q, 6) for q in qs]}
+                    for i, p, qs in zip(self.ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
         if self.classification:
-            classes = self.task.get("classes")
-            return [{"id": i, "prediction": classes[p] if classes else p, "probability": round(q, 6)}
+
+            def name(p: Any) -> Any:
+                if isinstance(p, list):
+                    return [name(q) for q in p]
+                return classes[p] if classes else p
+
+            def rounded(q: Any) -> Any:
+                return [rounded(r) for r in q] if isinstance(q, list) else round(q, 6)
+
+            return [{"id": i, "prediction": name(p), "probability": rounded(q)}
                     for i, p, q in zip(self.ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
         columns = self.task.get("targets") or [f"output_{j}" for j in range(self.outputs[0].numel())]
         values = self.outputs.reshape(len(self.ids), -1).tolist()
@@ -82,17 +121,29 @@ class Predictions:
 
     def write(self, path: Path) -> None:
         """``.json``: a list of records; anything else: CSV with a header."""
-        rows = self.rows()
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix == ".json":
-            path.write_text(json.dumps(rows, indent=1) + "\n")
+            path.write_text(json.dumps(self.rows(), indent=1) + "\n")
             return
+        with path.open("w", newline="") as handle:
+            self.write_csv(handle)
+
+    def write_csv(self, handle: Any) -> None:
+        """The rows as CSV with a header; a prediction per position goes in one cell, space-separated
+        (a sequence), or as JSON (a grid of pixels)."""
         import csv
 
-        with path.open("w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["id", "prediction"])
-            writer.writeheader()
-            writer.writerows(rows)
+        def cell(value: Any) -> Any:
+            if not isinstance(value, list):
+                return value
+            if any(isinstance(item, list) for item in value):
+                return json.dumps(value)
+            return " ".join(str(item) for item in value)
+
+        rows = [{key: cell(value) for key, value in row.items()} for row in self.rows()]
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["id", "prediction"])
+        writer.writeheader()
+        writer.writerows(rows)
 
     def summary(self) -> dict[str, Any]:
         return {"samples": len(self.ids), "samples_per_second": round(self.samples_per_second, 1),
@@ -113,12 +164,15 @@ def predict(source: str | Path, inputs: Any, *, batch_size: int = DEFAULT_BATCH_
     """
     if batch_size < 1:
         raise DataError(f"batch size {batch_size} is not a size", hint="--batch-size 256, or any N >= 1")
-    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code)
-    if isinstance(inputs, (str, Path)):
+    in_memory = None if isinstance(inputs, (str, Path)) else _in_memory(inputs)
+    shown = slice_batch(in_memory.inputs, 0, 2) if in_memory is not None else None
+    predictor = load_predictor(Path(source), checkpoint=checkpoint, model=model, trust_code=trust_code,
+                               inputs=shown)
+    if in_memory is None:
         raw = read_inputs(Path(inputs), predictor.signature, feature_names=predictor.feature_names,
                           target_name=predictor.target_name, classes=predictor.task.get("classes"))
     else:
-        raw = _in_memory(inputs)
+        raw = in_memory
     result = run_batches(predictor, raw, batch_size=batch_size)
     if out is not None:
         result.write(Path(out))

@@ -35,12 +35,14 @@ class RunInfo:
 
 
 def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module | None = None,
-             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False) -> RunInfo:
+             example_inputs: Any = None, shape_only: bool = False, trust_code: bool = False,
+             python_inputs: Any = None) -> RunInfo:
     """Load the run's model (into ``model`` for a run trained from Python) and a batch of its data;
     ``example_inputs`` stands in for the data of a run whose data came from Python. With
-    ``shape_only`` (predict needs the input's shape, not its values) such a run gets a batch of
-    zeros shaped as the samples the run recorded. ``trust_code`` accepts the code a folder that
-    this user did not write names (see `run_config`)."""
+    ``shape_only`` (predict needs the input's shape, not its values) such a run takes the
+    ``python_inputs`` it will be given, else a batch of zeros shaped as the samples the run
+    recorded. ``trust_code`` accepts the code a folder that this user did not write names (see
+    `run_config`)."""
     from torchwise.checkpoints.load import load_model
 
     cfg = run_config(run_dir, trust_code=trust_code)  # the trust gate, before anything is imported
@@ -49,17 +51,21 @@ def read_run(run_dir: Path, *, checkpoint: str = "best", model: torch.nn.Module 
                            trust_code=trust_code)
     except TargetError as err:
         raise model_not_importable(cfg, err) from err
-    num_classes = None
+    num_classes, target = None, None
     if example_inputs is not None:
         example, data = example_inputs, "the example inputs"
     else:
-        example, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only)
-        example = without_optional_labels(model, example)
+        example, target, data, num_classes = real_batch(cfg, run_dir, shape_only=shape_only,
+                                                        python_inputs=python_inputs)
+    example = without_optional_labels(model, example)
     describe = {"feature_names": _feature_names(cfg), "target_name": _target_name(cfg),
                 "source": source_fields(run_dir, checkpoint)}
+    task = task_fields(cfg, run_dir, num_classes=num_classes)
+    if task["type"] == "classification":
+        task.update(class_layout(model, example, target, num_classes=len(task["classes"] or []) or None,
+                                 ignore_index=cfg.task.ignore_index))
     return RunInfo(run_dir=run_dir, cfg=cfg, model=model, example=example, data=data,
-                   normalization=normalization(cfg, run_dir, example),
-                   task=task_fields(cfg, run_dir, num_classes=num_classes), describe=describe)
+                   normalization=normalization(cfg, run_dir, example), task=task, describe=describe)
 
 
 def without_optional_labels(model: torch.nn.Module, inputs: Any) -> Any:
@@ -102,27 +108,54 @@ def run_config(run_dir: Path, *, trust_code: bool = False) -> RunConfig:
     return open_run_config(run_dir, trust_code=trust_code)
 
 
-def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False) -> tuple[Any, str, int | None]:
-    """Up to one training batch of the run's validation inputs (training inputs without a
-    validation split), prepared as training prepared them; and the number of classes."""
+def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False,
+               python_inputs: Any = None) -> tuple[Any, Any, str, int | None]:
+    """Up to one training batch of the run's validation samples (training samples without a
+    validation split), prepared as training prepared them: inputs, target, where they came from,
+    and the number of classes."""
     from torchwise.checkpoints.load import MODEL_RECORD
     from torchwise.data.batch import collate, split_batch
     from torchwise.data.prepare import prepare_data
 
     if cfg.data.source == "python":
+        if shape_only and python_inputs is not None:
+            return python_inputs, None, "the inputs given", None
         record_path = run_dir / MODEL_RECORD
         shape = json.loads(record_path.read_text()).get("sample_shape") if record_path.is_file() else None
-        if shape_only and shape is not None:
-            return torch.zeros(2, *shape), "zeros", None
+        if shape_only and shape:  # one tensor input, of the shape the run recorded
+            return torch.zeros(2, *shape), None, "zeros", None
+        hint = (f"predict from Python with the inputs in memory: torchwise.predict('{run_dir}', inputs, model=...)"
+                if shape_only else "pass a batch of real inputs from Python: "
+                f"torchwise.export_run('{run_dir}', model=..., example_inputs=x)")
         raise ExportError(f"the data of {run_dir.name} came from Python (torchwise.fit), so torchwise cannot "
-                          "read a batch of it" + (" to verify the artefact" if not shape_only else ""),
-                          hint="pass a batch of real inputs from Python: "
-                               f"torchwise.export_run('{run_dir}', model=..., example_inputs=x)")
+                          "read a batch of it" + (" to verify the artefact" if not shape_only else
+                                                  " to learn the structure of its model's inputs"), hint=hint)
     prepared = prepare_data(cfg)
     dataset, split = (prepared.val, "validation") if prepared.val is not None else (prepared.train, "training")
     count = min(len(dataset), max(2, cfg.train.batch_size))  # type: ignore[arg-type]
-    inputs, _ = split_batch(collate([dataset[i] for i in range(count)]))
-    return inputs, f"the {split} data of {run_dir.name}", prepared.num_classes
+    inputs, target = split_batch(collate([dataset[i] for i in range(count)]))
+    return inputs, target, f"the {split} data of {run_dir.name}", prepared.num_classes
+
+
+def class_layout(model: torch.nn.Module, example: Any, target: Any, *, num_classes: int | None,
+                 ignore_index: int) -> dict[str, Any]:
+    """Where a classifier's outputs hold the classes, when they are more than ``[B, C]``:
+    ``class_dim`` 1 for ``[B, C, d1, ...]`` (segmentation), -1 for ``[B, T, C]`` (sequences), read
+    as training read it against a real target; without one, the dim whose size is the number of
+    classes (1, cross-entropy's own layout, when both are). With it the target value that accuracy
+    skips (padding, void pixels). Nothing for ``[B, C]``."""
+    from torchwise.data.batch import call_model, output_logits
+    from torchwise.train.metrics import class_dim
+
+    with torch.no_grad():
+        logits = output_logits(call_model(model, example))
+    if not isinstance(logits, torch.Tensor) or logits.dim() <= 2:
+        return {}
+    if isinstance(target, torch.Tensor):
+        dim = class_dim(logits, target)
+    else:
+        dim = -1 if logits.shape[-1] == num_classes and logits.shape[1] != num_classes else 1
+    return {"class_dim": dim, "ignore_index": ignore_index}
 
 
 def normalization(cfg: RunConfig, run_dir: Path, example: Any) -> Normalization | None:
@@ -141,7 +174,9 @@ def normalization(cfg: RunConfig, run_dir: Path, example: Any) -> Normalization 
 
 
 def task_fields(cfg: RunConfig, run_dir: Path, *, num_classes: int | None) -> dict[str, Any]:
-    """What the output means: class names (classification) or target names (regression)."""
+    """What the output means: class names (classification, multilabel) or target names (regression)."""
+    if cfg.task.type == "multilabel":  # a yes/no logit per label, named where the run kept the names
+        return {"type": "multilabel", "classes": _class_names(run_dir)}
     if cfg.task.type == "classification":
         count = cfg.task.num_classes or num_classes
         names = _class_names(run_dir)

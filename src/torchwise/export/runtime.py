@@ -26,7 +26,7 @@ def format_of(path: Path) -> str:
         if path.name.endswith(suffix):
             return fmt
     raise ExportError(f"{path} is not an artefact torchwise knows by its name",
-                      hint=f"artefacts end in {', '.join(FORMATS.values())}, with a <name>.json manifest beside")
+                      hint=f"artefacts end in {', '.join(FORMATS.values())}, with their <name>.json manifest beside")
 
 
 class Artefact:
