@@ -14,7 +14,7 @@ from tests.diagnose.corpus_cases import coverage, judge, load_corpus
 CASES = load_corpus()
 THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")
 
-# The families issue 13 names; each must have real texts in the corpus.
+# The families issue 13 names, and those added since; each must have real texts in the corpus.
 FAMILIES = {
     "size-mismatch", "backward-twice", "pickle-local-object", "stack-unequal",
     "cudnn-not-initialized", "driver-insufficient", "process-group-not-initialized",
@@ -25,6 +25,13 @@ FAMILIES = {
     "layernorm-shape", "rnn-input-size", "conv-input-dims", "cat-sizes", "numpy-conversion",
     "half-on-cpu", "too-many-open-files", "undefined-symbol", "port-in-use",
     "onnx-unsupported-operator", "export-data-dependent", "mps-not-implemented", "mps-float64",
+    # added from the explain2 held-out round (each with >= 2 threads, like the rest)
+    "target-out-of-bounds", "target-size", "view-size-invalid", "embedding-index-dtype",
+    "result-type-cast", "backward-non-scalar", "unscale-fp16", "collate-type",
+    "invalid-device-ordinal", "invalid-load-key", "torch-six-removed", "ddp-ready-twice",
+    "windows-dll", "two-devices", "input-weight-type", "cuda-out-of-memory",
+    "state-dict-mismatch", "device-string", "generator-device", "half-overflow",
+    "zero-dim-index", "checkpoint-truncated", "device-side-assert",
 }  # fmt: skip
 
 

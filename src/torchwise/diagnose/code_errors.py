@@ -64,13 +64,25 @@ def _shown(keys: list[str], most: int = 4) -> str:
 
 
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
-    model = match.group(1)
+    model = f" {match.group(1)}" if match.group(1) else ""  # the old wording names no class
     missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
+    # \s+ between words: pasted logs often wrap these long lines
     sizes = re.findall(
-        r"size mismatch for ([\w.]+): copying a param with shape torch\.Size\(\[([\d, ]*)\]\)"
-        r" from checkpoint, the shape in current model is torch\.Size\(\[([\d, ]*)\]\)",
+        r"size mismatch\s+for ([\w.]+): copying a param with shape\s+torch\.Size\(\[([\d, ]*)\]\)"
+        r"\s+from checkpoint, the shape in current model is\s+torch\.Size\(\[([\d, ]*)\]\)",
         text,
     )
+    # torch before 1.0: "While copying the parameter named X, whose dimensions in the model are
+    # torch.Size([22, 200]) and whose dimensions in the checkpoint are torch.Size([20, 200])."
+    sizes += [
+        (name, saved, current)
+        for name, current, saved in re.findall(
+            r"While copying the parameter named \"?([\w.]+)\"?, whose dimensions in the model are"
+            r" torch\.Size\(\[([\d, ]*)\]\) and whose dimensions in the checkpoint are"
+            r" torch\.Size\(\[([\d, ]*)\]\)",
+            text,
+        )
+    ]
     facts, causes, fixes = [], [], []
     if missing:
         facts.append(
@@ -84,6 +96,20 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
         ("module.", "DataParallel/DistributedDataParallel"),
         ("_orig_mod.", "torch.compile"),
     ):
+        if missing and all(key.startswith(prefix) for key in missing) and not unexpected:
+            # the other direction: a wrapped model (model = DataParallel(model)) given a plain
+            # checkpoint; "module.module." means the model was wrapped twice
+            twice = all(key.startswith(prefix * 2) for key in missing)
+            causes.append(
+                f"the model is wrapped in {source}{' twice' if twice else ''}, which adds"
+                f" '{prefix}' to every key the model expects, while the checkpoint was saved"
+                " from the bare model"
+            )
+            fixes.append(
+                f"load into the inner model (model.module.load_state_dict(state)), or add the"
+                f' prefix: state = {{"{prefix}" + k: v for k, v in state.items()}}'
+                + (f"; and wrap only once: model.module is already a {source}" if twice else "")
+            )
         if unexpected and all(key.startswith(prefix) for key in unexpected):
             causes.append(
                 f"the checkpoint was saved from a {source} wrapper,"
@@ -105,7 +131,27 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
             f" state.items() if k not in {{{names}}}}} and load with strict=False"
         )
-    if not causes:
+    if not causes and unexpected and not missing:
+        causes.append(
+            "the model was built with fewer parts than the one that was saved: an option given"
+            " when building it (a branch or head switched off, another variant or number of"
+            " types/classes) differs from training, or the code dropped those layers"
+        )
+        fixes.append(
+            "build the model with the same options the checkpoint was trained with (the"
+            " config or command-line flags saved with it)"
+        )
+    elif not causes and missing and not unexpected:
+        causes.append(
+            "the model has parts the checkpoint never had: it was built with other options"
+            " (an extra head or branch, another variant), or the checkpoint holds only part of"
+            " the model (a backbone, or one of several saved state dicts)"
+        )
+        fixes.append(
+            "build the model with the options used at save time, or load the part the"
+            " checkpoint holds into that sub-module (model.backbone.load_state_dict(state))"
+        )
+    elif not causes:
         causes.append(
             "the model's code changed since the checkpoint was saved"
             " (layers added, renamed or removed)"
@@ -114,7 +160,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             "load with the model code that saved the checkpoint, or rename the keys in the dict"
         )
     return answer(
-        title=f"The checkpoint does not fit the model {model}",
+        title=f"The checkpoint does not fit the model{model}",
         meaning=(
             "load_state_dict matches tensors by name and shape: "
             + "; ".join(facts or ["keys differ"])
@@ -144,15 +190,19 @@ def _device_answer(first: str, second: str, *, which: str = "") -> Explanation:
             " torch never moves data implicitly."
         ),
         cause=(
-            "The model was moved to the GPU but the batch was not (or the other way round), or a"
-            " tensor created inside forward() or the loss has no device"
-            " (torch.zeros(n) is on the CPU)."
+            "The model was moved to the GPU but the batch was not (or the other way round); or a"
+            " tensor created inside forward() or the loss has no device (torch.zeros(n) is on"
+            " the CPU); or part of the model is not registered, so model.to(device) skips it:"
+            " layers built inside forward() (nn.BatchNorm2d(c)(x)) or kept in a plain Python"
+            " list or dict instead of nn.ModuleList/nn.ModuleDict."
         ),
         fix=(
             "Pick one device and use it for both: device = torch.device('cuda' if"
             " torch.cuda.is_available() else 'cpu'); model.to(device); and in the loop"
             " x, y = x.to(device), y.to(device). Inside forward create tensors with"
             " device=x.device, and keep constant tensors as buffers (self.register_buffer)."
+            " Build every layer in __init__ and hold lists of layers in nn.ModuleList; the"
+            " traceback's last line in your code shows which operation got the stray tensor."
         ),
     )
 
@@ -257,7 +307,12 @@ KNOWN: list[KnownError] = [
         r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
         _linear_shapes,
     ),
-    known("state-dict-mismatch", r"Error\(s\) in loading state_dict for (\w+)", _state_dict),
+    known(
+        "state-dict-mismatch",
+        r"Error\(s\) in loading state_dict for (\w+)"
+        r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()",
+        _state_dict,
+    ),
     known(
         "two-devices",
         r"Expected all tensors to be on the same device, but (?:found at least two devices,"

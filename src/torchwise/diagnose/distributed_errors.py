@@ -194,6 +194,31 @@ def _nccl_system(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _ready_twice(match: re.Match[str], text: str) -> Explanation:
+    name = fact(text, r"Parameter at index \d+ with name (\S+) has been marked as ready twice")
+    which = f" ({name})" if name else ""
+    return answer(
+        title="DDP saw a parameter's gradient arrive twice in one step",
+        meaning=(
+            "DistributedDataParallel registers one hook per parameter and expects each to fire"
+            f" once per backward; one parameter{which} fired twice."
+        ),
+        cause=(
+            "Most often reentrant gradient checkpointing (torch.utils.checkpoint with"
+            " use_reentrant=True, or a Hugging Face model's gradient_checkpointing) runs a second"
+            " backward through the checkpointed layers; otherwise a parameter is used outside"
+            " forward() or shared between several passes in one step."
+        ),
+        fix=(
+            "Use non-reentrant checkpointing: checkpoint(fn, x, use_reentrant=False), or"
+            " model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant':"
+            " False}); or, if the graph is the same every step, DDP(model, static_graph=True);"
+            " or turn gradient checkpointing off. TORCH_DISTRIBUTED_DEBUG=INFO names the"
+            " parameter."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-not-initialized",
@@ -217,7 +242,7 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "child-failed",
-        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank: \d+",
+        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank:",
         _child_failed,
         generic=True,
     ),
@@ -227,4 +252,5 @@ KNOWN: list[KnownError] = [
         r" \S*:(\d+)).*?(?:port: (\d+)|[Aa]ddress already in use|EADDRINUSE)",
         _port_in_use,
     ),
+    known("ddp-ready-twice", r"Expected to mark a variable ready only once", _ready_twice),
 ]

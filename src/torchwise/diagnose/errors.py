@@ -4,8 +4,10 @@
 log with warnings before the error) and returns an ``Explanation``, or None for a message it
 does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
 reads the numbers out of the message. The entries live in small files by family:
-``code_errors`` (model code, state dicts, devices, dtypes), ``loss_errors`` (input vs target),
-``shape_errors`` (layer input shapes), ``autograd_errors``, ``worker_errors`` (DataLoader
+``code_errors`` (model code, state dicts, devices, dtypes), ``device_errors`` (GPU
+numbers, device names, generators), ``loss_errors`` (input vs target),
+``shape_errors`` (layer input shapes), ``tensor_errors`` (views, index dtypes, in-place
+results, non-scalar backward, GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader
 workers), ``distributed_errors``, ``compile_errors`` (compile, export, ONNX),
 ``runtime_errors`` (GPU memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers,
 the machine) and ``install_errors`` (importing torch and compiled extensions). No torch import.
@@ -25,20 +27,24 @@ from torchwise.diagnose import (
     autograd_errors,
     code_errors,
     compile_errors,
+    device_errors,
     distributed_errors,
     install_errors,
     loss_errors,
     runtime_errors,
     setup_errors,
     shape_errors,
+    tensor_errors,
     worker_errors,
 )
 from torchwise.diagnose.explanation import Explanation, KnownError
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
+    *device_errors.KNOWN,
     *loss_errors.KNOWN,
     *shape_errors.KNOWN,
+    *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
     *distributed_errors.KNOWN,

@@ -101,6 +101,9 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
 def _windows_dll(match: re.Match[str], text: str) -> Explanation:
     path = match.group(1)
     name = re.split(r"[\\/]+", path)[-1]
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    if re.search(r"WinError 1455|paging file|页面文件", text[line_start : match.end()]):
+        return _paging_file(name)
     return answer(
         title=f"Windows could not load {name} or a DLL it needs",
         meaning=(
@@ -121,6 +124,58 @@ def _windows_dll(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _paging_file(name: str) -> Explanation:
+    """[WinError 1455] names a DLL too, but it is memory, not a missing file: each process
+    that imports torch maps its large CUDA DLLs, and Windows reserves page file space for them."""
+    return answer(
+        title=f"Windows ran out of virtual memory loading {name} (WinError 1455)",
+        meaning=(
+            "Each process that imports torch maps torch's large CUDA DLLs; Windows could not"
+            " commit memory for one more, because RAM plus the paging file is used up."
+        ),
+        cause=(
+            "Several processes import torch at once: every DataLoader worker on Windows"
+            " (spawn) re-imports torch, so num_workers=8 loads the CUDA DLLs 9 times; with a"
+            " small or fixed-size paging file that exceeds the commit limit."
+        ),
+        fix=(
+            "Lower num_workers (2, or 0 to test), and let Windows manage the paging file size"
+            " (System > Advanced > Performance > Virtual memory, 'System managed', on a drive"
+            " with free space), or add RAM."
+        ),
+    )
+
+
+# What each name of the removed torch._six is in plain Python (or torch) now.
+TORCH_SIX = {
+    "string_classes": "str",
+    "int_classes": "int",
+    "inf": "math.inf (or from torch import inf)",
+    "container_abcs": "collections.abc",
+    "PY3": "True",
+}
+
+
+def _torch_six(match: re.Match[str], text: str) -> Explanation:
+    name = match.group(1) or ""  # empty for "No module named 'torch._six'"
+    named = [old for old in TORCH_SIX if old == name] or list(TORCH_SIX)  # all when unknown
+    pairs = [f"{old} -> {TORCH_SIX[old]}" for old in named]
+    instead = " " + ", ".join(pairs) + "."
+    return answer(
+        title="torch._six no longer exists in this torch",
+        meaning=(
+            "torch._six was a private Python 2/3 compatibility module; its names were removed"
+            " step by step (int_classes in 1.9) and the module itself in torch 2.0."
+        ),
+        cause="The code (or a package it uses) was written for an older torch and imports from it.",
+        fix=(
+            "Edit the import to use the standard names:" + instead + " Or upgrade the package"
+            " that has it (its newer releases dropped torch._six), or pin the older torch it was"
+            " written for."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "undefined-symbol",
@@ -133,5 +188,10 @@ KNOWN: list[KnownError] = [
         "windows-dll",
         r"Error loading \\*\"(.+?\.dll)\\*\" or one of its dependencies",
         _windows_dll,
+    ),
+    known(
+        "torch-six-removed",
+        r"cannot import name '(\w+)' from 'torch\._six'|No module named '?torch\._six'?()",
+        _torch_six,
     ),
 ]

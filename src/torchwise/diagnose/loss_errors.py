@@ -149,6 +149,85 @@ def _segmentation_target(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _target_out_of_bounds(match: re.Match[str], text: str) -> Explanation:
+    target = int(match.group(1))
+    if target < 0:
+        cause = (
+            f"A label is {target}: an 'ignore' or missing-label value (-1) or labels shifted by"
+            " one (label - 1 on 0-based labels) reached the loss."
+        )
+        fix = (
+            "Pass that value as ignore_index (nn.CrossEntropyLoss(ignore_index=-1)), or fix the"
+            " shift so labels run 0 .. num_classes - 1."
+        )
+    else:
+        cause = (
+            f"The model outputs fewer than {target + 1} classes, so label {target} has no"
+            " column: num_classes (the last layer's out_features) is smaller than the largest"
+            " label, or the labels are 1-based (1..C instead of 0..C-1), or a mask value such"
+            " as 255 marks 'ignore'."
+        )
+        fix = (
+            "Print y.min(), y.max() and the output's shape[1]: build the last layer with"
+            " out_features = number of classes (max label + 1); map 1-based labels with y - 1;"
+            " pass a void value as ignore_index (nn.CrossEntropyLoss(ignore_index=255))."
+        )
+    return answer(
+        title=f"Label {target} is out of range for the model's classes",
+        meaning=(
+            "CrossEntropyLoss/NLLLoss take class indices in 0 .. C-1, where C is the size of the"
+            f" output's class dimension; the target holds {target}."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _target_size(match: re.Match[str], text: str) -> Explanation:
+    # two wordings (BCEWithLogits; BCELoss/MSELoss): take the pair of groups that matched
+    target, output = (dims(group) for group in match.groups() if group is not None)
+    if output == target + [1] or target == output + [1]:
+        cause = (
+            f"The output is {shape(output)} and the target {shape(target)}: one has the extra"
+            " size-1 column of a single-logit head ([N, 1]) that the other lacks."
+        )
+        fix = (
+            "Give both the same shape: loss(out.squeeze(1), y) or loss(out, y.unsqueeze(1))"
+            " (or out.view_as(y)), with y as float."
+        )
+    elif len(output) == len(target) and output[0] == target[0]:
+        axis = next(i for i, (a, b) in enumerate(zip(output, target, strict=True)) if a != b)
+        cause = (
+            f"Dimension {axis} differs: the model gives {output[axis]} channels/classes, the"
+            f" target has {target[axis]}. Typical: masks read as RGB (3 channels) for a"
+            " 1-channel output, or the model built for another number of classes than the"
+            " dataset's (one-hot targets with the dataset's count)."
+        )
+        fix = (
+            f"Make the counts agree: build the model's output with {target[axis]} classes if"
+            " the targets are right; read masks as one channel (Image.open(p).convert('L'))"
+            " when the output has 1."
+        )
+    else:
+        cause = (
+            f"The output {shape(output)} and the target {shape(target)} are shaped differently:"
+            " BCE/MSE-style losses compare element by element and want identical shapes."
+        )
+        fix = (
+            "Shape the target like the output (or the output like the target); for class"
+            " indices with a [N, C] output use CrossEntropyLoss, not BCELoss."
+        )
+    return answer(
+        title=f"Target {shape(target)} and output {shape(output)} differ in shape",
+        meaning=(
+            "Element-wise losses (BCEWithLogitsLoss, BCELoss, MSELoss) need the target shaped"
+            " exactly like the output; broadcasting between them is refused."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "batch-size-mismatch",
@@ -165,5 +244,14 @@ KNOWN: list[KnownError] = [
         r"only batches of spatial targets supported \((?:non-empty )?3D tensors\) but got targets"
         r" of (?:size: ?: ?(\[[\d, ]+\])|dimension: (\d+))",
         _segmentation_target,
+    ),
+    known("target-out-of-bounds", r"Target (-?\d+) is out of bounds", _target_out_of_bounds),
+    known(
+        "target-size",
+        r"Target size \(torch\.Size\((\[[\d, ]*\])\)\) must be the same as input size"
+        r" \(torch\.Size\((\[[\d, ]*\])\)\)"
+        r"|Using a target size \(torch\.Size\((\[[\d, ]*\])\)\) that is different to the"
+        r" input size \(torch\.Size\((\[[\d, ]*\])\)\)",
+        _target_size,
     ),
 ]

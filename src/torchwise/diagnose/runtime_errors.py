@@ -295,7 +295,9 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "device-side-assert",
-        r"device-side assert triggered|\.cu:\d+: [\w()]+: block: \[[\d,]+\], thread: \[[\d,]+\] Assertion",
+        # the kernel name may be a full C++ signature (old THCUNN: "void cunn_...(Dtype *, ...)
+        # [with Dtype = float]: block: ...")
+        r"device-side assert triggered|\.cu:\d+: [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion",
         _device_assert,
         generic=True,
     ),

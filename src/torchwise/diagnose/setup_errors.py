@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known
+from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.env.compat import (
     MINOR_COMPAT_MIN_DRIVER,
     WHEEL_INDEX,
@@ -231,6 +231,69 @@ def _driver_insufficient(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# The first bytes of a file that is not a torch checkpoint, as pickle reports them.
+LOAD_KEYS = {
+    "v": (
+        "the file is a Git LFS pointer (a small text file that starts 'version"
+        " https://git-lfs...'), not the weights: the repository was cloned without Git LFS, or"
+        " its LFS download quota was exhausted",
+        "install Git LFS and fetch the real file (git lfs install; git lfs pull), or download"
+        " the checkpoint from its release page; a real checkpoint is MBs, a pointer about 130"
+        " bytes",
+    ),
+    "<": (
+        "the file is an HTML page: the download link returned a web page (a login, quota or"
+        " 'virus scan' page of a drive link) instead of the file",
+        "open the file in a text editor to see the page, then download the checkpoint with a"
+        " direct link (or the host's own tool, e.g. gdown for Google Drive)",
+    ),
+}
+
+
+def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
+    key = match.group(1)
+    cause, fix = LOAD_KEYS.get(
+        key,
+        (
+            "the file is not a complete torch checkpoint: a partial download, a file saved by"
+            " another library (a Keras/NumPy file, a safetensors file), or written by a crashed"
+            " save",
+            "check the file size against the source and download it again; load safetensors"
+            " files with safetensors.torch.load_file",
+        ),
+    )
+    return answer(
+        title=f"This file is not a torch checkpoint (it starts with {key!r})",
+        meaning=(
+            "torch.load reads a zip archive or a pickle; the file's first byte"
+            f" ({key!r}) is neither."
+        ),
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+def _truncated_checkpoint(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The checkpoint file is incomplete (it ends before its data does)",
+        meaning=(
+            "torch.save writes a zip archive whose directory sits at the end of the file (older"
+            " torch: a pickle followed by the tensor bytes); torch.load reached the end of the"
+            " file before that directory or those bytes, so the file stops early."
+        ),
+        cause=(
+            "The file is truncated: a download or copy that stopped part-way (compare its size"
+            " with the source), an upload that never finished, or a save interrupted by a crash"
+            " or a full disk."
+        ),
+        fix=(
+            "Download or copy the file again and check its size (or checksum) against the"
+            " source; for your own runs save to a temporary name and rename when done, and load"
+            " an earlier checkpoint meanwhile."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "no-kernel-image",
@@ -261,4 +324,11 @@ KNOWN: list[KnownError] = [
         _cuda_checkpoint_on_cpu,
     ),
     known("weights-only-load", r"Weights only load failed", _weights_only),
+    known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
+    known(
+        "checkpoint-truncated",
+        r"PytorchStreamReader failed reading zip archive: failed finding central directory"
+        r"|unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
+        _truncated_checkpoint,
+    ),
 ]

@@ -126,6 +126,50 @@ def _empty_dataset(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _collate_type(match: re.Match[str], text: str) -> Explanation:
+    found = match.group(1)
+    name = found.rsplit(".", 1)[-1]
+    if "PIL" in found or "Image" in name:
+        cause = (
+            "The dataset returns PIL images: no transform turns them into tensors (the"
+            " transform list lacks transforms.ToTensor(), or the dataset was built without"
+            " transform=...)."
+        )
+        fix = (
+            "Add transforms.ToTensor() (v2: transforms.PILToTensor() + ToDtype) at the end of"
+            " the dataset's transform, and check that __getitem__ applies it."
+        )
+    elif name == "NoneType":
+        cause = (
+            "__getitem__ returned None for some sample (a branch without return, an unreadable"
+            " file skipped by returning None, a missing annotation)."
+        )
+        fix = (
+            "Make __getitem__ return a value on every path; to drop bad samples filter them"
+            " out when building the dataset, or use a collate_fn that removes None:"
+            " collate_fn=lambda b: default_collate([s for s in b if s is not None])."
+        )
+    else:
+        cause = (
+            f"The samples contain {name} objects, which default_collate cannot stack (custom"
+            " objects, graph data, detection records)."
+        )
+        fix = (
+            "Convert them to tensors in __getitem__, or pass the collate_fn that belongs to"
+            " that data type (the library's own loader/collate, or collate_fn=lambda b: b to"
+            " keep the list)."
+        )
+    return answer(
+        title=f"The DataLoader cannot batch {name} samples",
+        meaning=(
+            "default_collate stacks samples that are tensors, NumPy arrays, numbers, strings or"
+            f" dicts/lists of those; a sample held {found}."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
@@ -153,5 +197,11 @@ KNOWN: list[KnownError] = [
         r"An attempt has been made to start a new process before the\s+current process has"
         r"\s+finished its bootstrapping phase",
         _bootstrapping,
+    ),
+    known(
+        "collate-type",
+        r"batch must contain tensors, (?:numpy arrays, )?numbers, (?:strings, )?dicts or lists;"
+        r" found <class '([\w.]+)'>",
+        _collate_type,
     ),
 ]
