@@ -63,6 +63,10 @@ def cases(train: TensorDataset, val: TensorDataset) -> list[tuple[str, str, nn.M
          {"optim": {"weight_decay": 0.0}, "train": {"epochs": 60, "batch_size": 20}}),
         ("one-unit bottleneck", "underfitting", mlp(64, 64, 1, 64, 10), train, {}),
         ("10 sigmoid layers", "vanishing_gradients", mlp(64, *[64] * 10, 10, act=nn.Sigmoid), train, {}),
+        ("AdamW lr=5 (blown up at once)", f"chance_level|{TOO_HIGH}", mlp(64, 128, 10), train,
+         {"optim": {"lr": 5.0}}),
+        ("features zeroed (broken scaling)", "chance_level", mlp(64, 128, 10),
+         TensorDataset(torch.zeros_like(train.tensors[0]), train.tensors[1]), {}),
     ]
 
 

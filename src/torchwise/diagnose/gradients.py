@@ -24,9 +24,11 @@ def grad_stats(record: RunRecord) -> list[dict[str, Any]]:
 
 
 def gradient_findings(record: RunRecord, *, codes: set[str]) -> list[RunFinding]:
-    findings = [f for f in (vanishing(record), exploding(record), dead_units(record), data_bound(record))
-                if f is not None]
-    return findings
+    fading, dead = vanishing(record), dead_units(record)
+    if fading is not None and dead is not None and next(iter(fading.evidence["median_grad_norm"])) in \
+            dead.evidence["dead_share"]:
+        fading = None  # the first layer gets no gradient because its units are dead, not through saturation
+    return [f for f in (fading, exploding(record), dead, data_bound(record)) if f is not None]
 
 
 def median_update_ratio(record: RunRecord) -> float | None:

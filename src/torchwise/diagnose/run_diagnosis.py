@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torchwise.diagnose.chance import chance_level
 from torchwise.diagnose.curves import curve_findings, loss_measures
 from torchwise.diagnose.gradients import gradient_findings
 from torchwise.diagnose.run_finding import SEVERITY_ORDER, Diagnosis, RunFinding
@@ -28,9 +29,15 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
     record = read_run(Path(run_dir))
     findings = curve_findings(record)
     findings += gradient_findings(record, codes={f.code for f in findings})
+    codes = {f.code for f in findings}
     # A flat loss that vanishing gradients explain is not the LR's fault.
-    if "vanishing_gradients" in {f.code for f in findings}:
+    if "vanishing_gradients" in codes:
         findings = [f for f in findings if f.code != "lr_too_low"]
+    # A run at chance level that another finding already explains needs no second verdict.
+    if not codes & {"nonfinite", "diverging", "lr_too_low", "vanishing_gradients"}:
+        chance = chance_level(record, loss_measures(record))
+        if chance is not None:
+            findings = [f for f in findings if f.code != "underfitting"] + [chance]
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if not any(f.severity in ("warn", "error") for f in findings):
         findings.insert(0, healthy_finding(record))

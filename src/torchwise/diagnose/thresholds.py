@@ -89,3 +89,17 @@ DATA_WAIT_NOTE = 0.25
 DEAD_SHARE = 0.5
 """Dead units: a layer where more than half of the output units got an all-zero gradient on
 each of the last logged grad-stats steps."""
+
+CHANCE_LOSS_BAND = 0.1
+"""Chance level: the final training loss within 10% of ``ln(C)``, the cross-entropy of a uniform
+guess over C classes (a digits MLP blown up at lr=5 ended at 2.33 against ln(10) = 2.30; healthy
+digits runs end under a tenth of it) ..."""
+
+CHANCE_ACCURACY = 1.5
+"""... and, where validation accuracy was logged, every one of them under 1.5x the 1/C of a guess
+(a one-unit bottleneck on 4 blobs ended at 23% but had reached 41%: its output does depend on
+the input, and underfitting says why); without accuracy, a training loss never 10% below ln(C)."""
+
+EARLY_BLOWUP = 10.0
+"""A first logged training loss over 10x ``ln(C)``: the loss blew up inside the first log window,
+before any line could show a spike (a fresh classifier starts near ln(C))."""
