@@ -29,6 +29,12 @@ def test_digits_reaches_97_percent(tmp_path):
     assert summary["best"]["value"] >= 0.97
     best = load_checkpoint(run / "checkpoints" / "best")
     assert best.meta["step"] == summary["best"]["step"]
+    # A first run of the tool's own example gets no warning: early stopping already kept the best
+    # epoch, so the validation loss rising after it is a note, and its fix does not ask for it again.
+    diagnosis = json.loads((run / "diagnosis.json").read_text())
+    assert diagnosis["healthy"] is True
+    for finding in diagnosis["findings"]:
+        assert finding["severity"] == "info" and "early_stop.enabled" not in finding["fix"]
 
 
 def test_regression_recovers_w_and_b(tmp_path):

@@ -165,15 +165,19 @@ def overfitting(record: RunRecord) -> RunFinding | None:
     checkpoint = (f"checkpoints/best holds it (step {best['step']})" if holds else
                   f"checkpoints/best was picked by {best.get('metric')} at step {best.get('step')}" if best else
                   "no best checkpoint was kept")
-    handled = holds and record.summary.get("status") == "early_stopped"
+    # Early stopping ended the run and `best` holds the best of what it monitored: the remedy was
+    # in place (a val_accuracy monitor may keep an epoch before the validation loss's best).
+    handled = record.summary.get("status") == "early_stopped" and bool(best)
+    stopping = bool((record.config.get("early_stop") or {}).get("enabled"))
     return RunFinding(
         "overfitting", "info" if handled else "warn",
         f"validation loss rose from {val[best_index]:.4g} (epoch {(best_epoch or 0) + 1}, step "
         f"{val_steps[best_index]}) to {val[-1]:.4g} while training loss fell to {train[-1]:.4g}; {checkpoint}",
         why="the model keeps fitting the training set better while doing worse on data it has not seen: "
             "it is memorising the training examples",
-        fix="early_stop.enabled=true (keeps the best epoch); model.kwargs.dropout=0.2..0.5; "
-            "optim.weight_decay=0.05; more training data or augmentation; a smaller model",
+        fix=("" if stopping else "early_stop.enabled=true (keeps the best epoch); ")
+            + "model.kwargs.dropout=0.2..0.5; optim.weight_decay=0.05; more training data or augmentation; "
+            "a smaller model",
         evidence={"best_val_loss": round(val[best_index], 4), "best_step": val_steps[best_index],
                   "best_epoch": best_epoch, "final_val_loss": round(val[-1], 4), "rises_after_best": rises,
                   "train_loss_at_best": round(at_best[-1], 4), "final_train_loss": round(train[-1], 4),

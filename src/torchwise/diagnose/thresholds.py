@@ -59,8 +59,9 @@ OVERFIT_RISE = 1.05
 
 OVERFIT_TRAIN_FALL = 0.9
 """... while the training loss fell by at least 10% over the same evaluations. The finding is
-`info`, not `warn`, when early stopping ended the run and checkpoints/best holds the best epoch:
-the remedy was already in place."""
+`info`, not `warn`, when early stopping ended the run: checkpoints/best holds the best of what it
+monitored (with val_accuracy, maybe an epoch before the validation loss's best), so the remedy
+was already in place (the digits example itself ends so)."""
 
 UPDATE_RATIO_LOW = 1e-4
 """Median ``|update| / |weight|`` below 1e-4 per step: the weights hardly move (the classic rule
