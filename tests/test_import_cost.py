@@ -1,6 +1,7 @@
 """`import torchwise` stays cheap and `torchwise --help` fast: heavy modules load lazily.
 
-Timings take the best of several interleaved runs (noise only ever adds time).
+Each bound is a ratio measured alongside `import torch` (in the same process, or interleaved),
+so a busy machine slows both sides alike.
 """
 
 from __future__ import annotations

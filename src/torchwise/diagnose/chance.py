@@ -8,7 +8,6 @@ other checks see it only in part (a blow-up in the first log window leaves no sp
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -25,10 +24,7 @@ def num_classes(record: RunRecord) -> int | None:
     if isinstance(task.get("num_classes"), int):
         return task["num_classes"]
     for name, key in (("model.json", "out_features"), ("data_stats.json", "classes")):
-        try:
-            value = json.loads((record.path / name).read_text()).get(key)
-        except (OSError, ValueError, AttributeError):
-            continue
+        value = record.json_file(name).get(key)
         count = len(value) if isinstance(value, list) else value
         if isinstance(count, int) and count >= 2:
             return count

@@ -47,9 +47,9 @@ def loss_measures(record: RunRecord) -> dict[str, Any] | None:
     return measures
 
 
-def curve_findings(record: RunRecord) -> list[RunFinding]:
+def curve_findings(record: RunRecord, measures: dict[str, Any] | None) -> list[RunFinding]:
+    """``measures``: `loss_measures` of the run (None: too few lines for a verdict on the curve)."""
     findings = nonfinite(record)
-    measures = loss_measures(record)
     if measures is not None:
         rounded = {k: round(v, 4) if isinstance(v, float) else v for k, v in measures.items()}
         for check in (diverging, lr_too_high, lr_too_low, underfitting):

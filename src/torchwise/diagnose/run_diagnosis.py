@@ -27,7 +27,8 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
     ['too_short']
     """
     record = read_run(Path(run_dir))
-    findings = curve_findings(record)
+    measures = loss_measures(record)
+    findings = curve_findings(record, measures)
     findings += gradient_findings(record, codes={f.code for f in findings})
     codes = {f.code for f in findings}
     # A flat loss that vanishing gradients explain is not the LR's fault.
@@ -35,17 +36,16 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
         findings = [f for f in findings if f.code != "lr_too_low"]
     # A run at chance level that another finding already explains needs no second verdict.
     if not codes & {"nonfinite", "diverging", "lr_too_low", "vanishing_gradients"}:
-        chance = chance_level(record, loss_measures(record))
+        chance = chance_level(record, measures)
         if chance is not None:
             findings = [f for f in findings if f.code != "underfitting"] + [chance]
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if not any(f.severity in ("warn", "error") for f in findings):
-        findings.insert(0, healthy_finding(record))
+        findings.insert(0, healthy_finding(measures))
     return Diagnosis(run=record.name, findings=findings)
 
 
-def healthy_finding(record: Any) -> RunFinding:
-    measures = loss_measures(record)
+def healthy_finding(measures: dict[str, Any] | None) -> RunFinding:
     if measures is None:
         return RunFinding("too_short", "info", "too few logged steps to judge the curves",
                           why="a verdict on a curve needs at least a few points",

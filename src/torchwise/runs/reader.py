@@ -65,6 +65,11 @@ class RunRecord:
         steps = sorted(points)
         return steps, [points[s] for s in steps]
 
+    def json_file(self, name: str) -> dict[str, Any]:
+        """Another JSON file of the run (``model.json``, ``data_stats.json``); {} when absent or unreadable."""
+        data = _read_json(self.path / name)
+        return data if isinstance(data, dict) else {}
+
     def anomalies(self) -> list[str]:
         """Events worth a look and the diagnosis's warnings and errors, e.g. ``oom_retry x2``."""
         counts: dict[str, int] = {}
