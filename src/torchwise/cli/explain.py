@@ -38,8 +38,8 @@ def command(
     json_output: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain a PyTorch error: exit 0 when explained, 1 when unknown, 2 when unreadable."""
-    from torchwise.diagnose.errors import explain
     from torchwise.errors import TorchwiseError
+    from torchwise.explain.lookup import explain
 
     text = read_source(source)
     if not text.strip():

@@ -3,7 +3,7 @@ point to, and a message's own suggestion that is the wrong fix."""
 
 from __future__ import annotations
 
-from torchwise.diagnose.errors import explain
+from torchwise.explain.lookup import explain
 
 RECOMPILE_WARNINGS = (
     "W1130 10:02:11.000000 4242 torch/_dynamo/convert_frame.py:844] [0/8] torch._dynamo hit"

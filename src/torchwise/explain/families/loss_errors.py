@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.code_errors import NO_HARD_CODED_BATCH
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, dims, known, shape
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
+from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 
 
 def _batch_sizes(match: re.Match[str], text: str) -> Explanation:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, dims, known, shape
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
 
 
 def _size_mismatch(match: re.Match[str], text: str) -> Explanation:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from torchwise.diagnose.errors import explain
+from torchwise.explain.lookup import explain
 
 
 def answer_text(message: str, error_id: str) -> str:

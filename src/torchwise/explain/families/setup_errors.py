@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.env.compat import (
     MINOR_COMPAT_MIN_DRIVER,
     WHEEL_INDEX,
@@ -22,6 +21,7 @@ from torchwise.env.compat import (
     pip_install_torch,
 )
 from torchwise.env.probe import installed_version
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 
 DOCTOR = "torchwise doctor names the exact build for this machine."
 

@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from tests.diagnose.corpus_cases import load_corpus
+from tests.explain.corpus_cases import load_corpus
 
-from torchwise.diagnose import setup_errors
-from torchwise.diagnose.errors import KNOWN, explain
+from torchwise.explain.families import setup_errors
+from torchwise.explain.lookup import KNOWN, explain
 
 WEIGHTS_ONLY = (
     "_pickle.UnpicklingError: Weights only load failed. This file can still be loaded, to do so"

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from torchwise.diagnose.errors import KNOWN
+from torchwise.explain.lookup import KNOWN
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 
 NO_HARD_CODED_BATCH = (
     "Never hard-code the batch size (x.view(64, -1)): the last batch of an epoch is smaller."

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:

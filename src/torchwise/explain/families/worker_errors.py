@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 
 SIGNALS = {
     "Bus error": (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 
 def _backward_twice(match: re.Match[str], text: str) -> Explanation:

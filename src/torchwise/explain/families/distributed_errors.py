@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 
 def _no_process_group(match: re.Match[str], text: str) -> Explanation:

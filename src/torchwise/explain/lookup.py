@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose import (
+from torchwise.explain.explanation import Explanation, KnownError
+from torchwise.explain.families import (
     autograd_errors,
     code_errors,
     compile_errors,
@@ -37,7 +38,6 @@ from torchwise.diagnose import (
     tensor_errors,
     worker_errors,
 )
-from torchwise.diagnose.explanation import Explanation, KnownError
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,

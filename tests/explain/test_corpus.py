@@ -1,4 +1,4 @@
-"""`explain` on error texts that users pasted into public GitHub threads (tests/diagnose/corpus).
+"""`explain` on error texts that users pasted into public GitHub threads (tests/explain/corpus).
 
 Each text must be recognised with the cause the thread settled on (the table id) and an answer
 holding the expected phrases: the numbers of the message echoed back and the fix named.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from tests.diagnose.corpus_cases import coverage, judge, load_corpus
+from tests.explain.corpus_cases import coverage, judge, load_corpus
 
 CASES = load_corpus()
 THREAD = re.compile(r"https://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+$")

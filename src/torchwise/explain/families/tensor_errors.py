@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, shape
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, shape
 
 
 def _what_arrived(sizes: list[int], elements: int) -> str:

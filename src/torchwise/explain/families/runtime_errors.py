@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.diagnose.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
