@@ -32,6 +32,11 @@ FAMILIES = {
     "windows-dll", "two-devices", "input-weight-type", "cuda-out-of-memory",
     "state-dict-mismatch", "device-string", "generator-device", "half-overflow",
     "zero-dim-index", "checkpoint-truncated", "device-side-assert",
+    # issue 21: the families it names (targeted searches) and those its working half showed
+    "hf-no-pad-token", "hf-no-loss", "nccl-duplicate-gpu", "nccl-shared-memory",
+    "triton-gpu-too-old", "compile-unsupported-platform", "export-constraint-violation",
+    "torchvision-cuda-mismatch", "bce-unsafe-autocast", "worker-shared-memory",
+    "torch-attribute-missing",
 }  # fmt: skip
 
 

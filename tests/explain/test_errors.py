@@ -351,7 +351,7 @@ def test_render_and_json_carry_every_part():
     lines = explanation.render().splitlines()
     assert lines[0] == explanation.title
     assert lines[1].startswith("  what it means: ")
-    assert set(explanation.to_json()) == {"id", "title", "meaning", "cause", "fix", "matched"}
+    assert set(explanation.to_json()) == {"id", "title", "meaning", "cause", "fix", "matched", "line"}
 
 
 def test_explaining_text_does_not_import_torch():

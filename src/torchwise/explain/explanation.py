@@ -23,7 +23,8 @@ from typing import Any
 class Explanation:
     """What an error means, the most likely cause in the user's code, and the fix.
 
-    ``matched`` is the part of the message that was recognised; ``id`` names the table entry.
+    ``matched`` is the part of the message that was recognised, ``line`` the whole line of the
+    paste it starts on (the error line a reader would point at); ``id`` names the table entry.
     """
 
     id: str
@@ -32,6 +33,7 @@ class Explanation:
     cause: str
     fix: str
     matched: str = ""
+    line: str = ""
 
     def render(self, width: int = 100) -> str:
         """Plain text for a terminal or a log, printed under the error itself."""
@@ -93,7 +95,14 @@ class KnownError:
             cause=answer.cause,
             fix=answer.fix,
             matched=match.group(0),
+            line=_line_at(text, match.start()),
         )
+
+
+def _line_at(text: str, position: int) -> str:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    return text[start : end if end >= 0 else len(text)].strip()
 
 
 def known(

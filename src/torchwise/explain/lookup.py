@@ -3,14 +3,17 @@
 ``explain`` takes an exception or any text holding the message (a whole traceback, or a long
 log with warnings before the error) and returns an ``Explanation``, or None for a message it
 does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
-reads the numbers out of the message. The entries live in small files by family:
-``code_errors`` (model code, state dicts, devices, dtypes), ``device_errors`` (GPU
-numbers, device names, generators), ``loss_errors`` (input vs target),
-``shape_errors`` (layer input shapes), ``tensor_errors`` (views, index dtypes, in-place
-results, non-scalar backward, GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader
-workers), ``distributed_errors``, ``compile_errors`` (compile, export, ONNX),
-``runtime_errors`` (GPU memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers,
-the machine) and ``install_errors`` (importing torch and compiled extensions). No torch import.
+reads the numbers out of the message. The entries live in small files by family, in
+``families/``: ``code_errors`` (model code, state dicts, devices, dtypes), ``device_errors``
+(GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
+under autocast), ``shape_errors`` (layer input shapes), ``layer_errors`` (normalisation
+layer sizes), ``tensor_errors`` (views, index dtypes, in-place results, non-scalar backward,
+GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
+``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
+Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
+memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
+files) and ``install_errors`` (importing torch, torchvision and compiled extensions). How a
+paste is read (which line is the error) is ``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
 >>> e.title
@@ -30,7 +33,9 @@ from torchwise.explain.families import (
     compile_errors,
     device_errors,
     distributed_errors,
+    huggingface_errors,
     install_errors,
+    layer_errors,
     loss_errors,
     runtime_errors,
     setup_errors,
@@ -38,16 +43,19 @@ from torchwise.explain.families import (
     tensor_errors,
     worker_errors,
 )
+from torchwise.explain.paste import Paste, unwrapped
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
     *device_errors.KNOWN,
     *loss_errors.KNOWN,
     *shape_errors.KNOWN,
+    *layer_errors.KNOWN,
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
     *distributed_errors.KNOWN,
+    *huggingface_errors.KNOWN,
     *compile_errors.KNOWN,
     *runtime_errors.KNOWN,
     *setup_errors.KNOWN,
@@ -84,10 +92,15 @@ def _in_warning(text: str, position: int) -> bool:
 def explain(error: BaseException | str) -> Explanation | None:
     """Explain a known PyTorch error; None when the message is not one we know.
 
-    In a long text several known messages can occur. The one that stopped the program wins:
-    an error line beats a warning line (a recompilation warning before the crash), a specific
-    message beats a catch-all one (a device-side assert echoing an earlier index error), and
-    otherwise the later line wins (the last exception of a traceback is the one raised).
+    The text is read as a person reads a paste (``paste``): each line is an error line, a
+    traceback frame (with its source line), a message's own suggestion, or other text. In a
+    long text several known messages can occur, and the one that stopped the program wins: a
+    message on an error or text line beats the same words in a frame's source line or in a
+    suggestion (the message may come first and the traceback after), an error line beats a
+    warning line (a recompilation warning before the crash), a specific message beats a
+    catch-all one (a device-side assert echoing an earlier index error), and otherwise the later
+    line wins (the last exception of a traceback is the one raised). A message that a terminal
+    or a web page hard-wrapped mid-word is read again with its lines joined.
 
     >>> e = explain(RuntimeError("Torch not compiled with CUDA enabled"))
     >>> e.id
@@ -97,12 +110,27 @@ def explain(error: BaseException | str) -> Explanation | None:
     ...
     """
     text = error_text(error)
-    best: tuple[tuple[bool, bool, int], KnownError, re.Match[str]] | None = None
+    found = _best(text)
+    if found is None or found[1].generic:
+        joined = unwrapped(text)
+        again = _best(joined) if joined else None
+        if again is not None and (found is None or again[0] > found[0]):
+            found, text = again, joined or text
+    return found[1].explain(text, found[2]) if found else None
+
+
+Rank = tuple[bool, bool, bool, int]
+
+
+def _best(text: str) -> tuple[Rank, KnownError, re.Match[str]] | None:
+    paste = Paste(text)
+    best: tuple[Rank, KnownError, re.Match[str]] | None = None
     for entry in KNOWN:
         match = entry.last_match(text)
         if match is None:
             continue
-        rank = (not _in_warning(text, match.start()), not entry.generic, match.start())
+        told = paste.kind_at(match.start()) in ("error", "other")
+        rank = (told, not _in_warning(text, match.start()), not entry.generic, match.start())
         if best is None or rank > best[0]:  # ties: the earlier table entry (more specific) wins
             best = (rank, entry, match)
-    return best[1].explain(text, best[2]) if best else None
+    return best

@@ -147,6 +147,112 @@ def _data_dependent(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# The first torch release whose torch.compile runs on each Python (dynamo follows CPython's
+# bytecode, so each new Python needs a new torch).
+COMPILE_PYTHON = {"3.11": "2.1", "3.12": "2.4", "3.13": "2.6"}
+
+
+def _compile_platform(match: re.Match[str], text: str) -> Explanation:
+    python = match.group(1) or match.group(2)
+    if python:
+        first = COMPILE_PYTHON.get(python)
+        since = f" torch {first} is the first release whose compile runs on Python {python}." if first else ""
+        return answer(
+            title=f"This torch's torch.compile does not run on Python {python}+",
+            meaning=(
+                "torch.compile (dynamo) rewrites Python bytecode, and each Python release changes"
+                f" it; this torch predates Python {python}.{since}"
+            ),
+            cause=f"The environment has Python {python} or newer with an older torch.",
+            fix=(
+                "Upgrade torch (pip install -U torch with your CUDA index), or run on an older"
+                " Python; meanwhile train without compile (drop torch.compile, the project's"
+                " compile=False option, or TORCHDYNAMO_DISABLE=1)."
+            ),
+        )
+    return answer(
+        title="This torch has no torch.compile on Windows",
+        meaning=(
+            "torch.compile's default backend (inductor) generates kernels with triton, which"
+            " this torch does not support on Windows, so it refuses to compile there."
+        ),
+        cause="torch.compile (or a project's compile option) was called on Windows.",
+        fix=(
+            "Run without compile: drop torch.compile, pass the project's compile=False option, or"
+            " set TORCHDYNAMO_DISABLE=1 - the model runs the same, in eager mode. To compile,"
+            " use Linux or WSL2 (recent torch releases also compile on Windows)."
+        ),
+    )
+
+
+def _triton_gpu_too_old(match: re.Match[str], text: str) -> Explanation:
+    gpu, capability = match.group(1), match.group(2)
+    if gpu:
+        return answer(
+            title=f"{gpu.strip()} (CUDA capability {capability}) is too old for triton",
+            meaning=(
+                "torch.compile's inductor backend writes its GPU kernels in triton, and triton"
+                f" needs CUDA capability 7.0 or newer (Volta); this GPU has {capability}."
+            ),
+            cause="torch.compile (or a library's triton kernels) on a Pascal or older GPU.",
+            fix=(
+                "Train without compile on this GPU: drop torch.compile, the project's"
+                " compile=False option, or TORCHDYNAMO_DISABLE=1; torch.compile(model,"
+                ' backend="aot_eager") still traces without triton. Or use a GPU of capability'
+                " 7.0 or newer. bf16 needs capability 8.0: use float16 or float32 there."
+            ),
+        )
+    return answer(
+        title="triton failed compiling a kernel for this GPU generation (an mma layout assertion)",
+        meaning=(
+            "triton's compiler asserted while lowering a matrix multiply: its tensor-core"
+            " (mma) path for older GPUs such as V100 (sm_70) is barely supported, and half"
+            " precision takes that path."
+        ),
+        cause="A triton kernel (torch.compile's, or a library's own) in fp16 on a pre-Ampere GPU.",
+        fix=(
+            "Train that part in float32 on this GPU (no fp16/mixed precision), or use the"
+            " library's plain PyTorch path instead of its triton kernels; an Ampere or newer"
+            " GPU runs them as written."
+        ),
+    )
+
+
+def _export_constraint(match: re.Match[str], text: str) -> Explanation:
+    name = match.group(1) or match.group(4) or match.group(5)
+    where = match.group(2) or ""
+    constant = match.group(3) or match.group(6) or fact(text, rf"{re.escape(name)} = (\d+)\s*$", re.MULTILINE)
+    dimension = f" ({where})" if where else ""
+    value = f" {constant}" if constant else " the example's size"
+    if constant == "1":
+        cause = (
+            f"The example input has size 1 in {name}: export treats sizes 0 and 1 as special and"
+            " fixes them, so a dimension meant to vary must not be 1 in the example."
+        )
+        fix = f"Export with an example whose {name} dimension is 2 or more (a batch of 2)."
+    else:
+        cause = (
+            f"The model's code fixes {name}{dimension} to{value}: a view or reshape with a"
+            f" literal size, a branch on x.shape, a buffer or positional table of length{value},"
+            " or a Python int taken from the shape."
+        )
+        fix = (
+            f"Find the line with TORCH_LOGS=\"+dynamic\" and compute the size from the tensor"
+            " (x.shape[1], -1 in view) instead of a constant; if that dimension is really fixed,"
+            f" drop it from dynamic_shapes (the suggested fix: {name} ={value}). torch >= 2.5"
+            " also takes Dim.AUTO, which lets export decide."
+        )
+    return answer(
+        title=f"torch.export: dimension {name} was declared dynamic but the model fixes it to{value}",
+        meaning=(
+            f"dynamic_shapes said {name}{dimension} may vary, but tracing found code that only"
+            f" works for{value}, so the exported program could not accept other sizes."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "compile-backend-failed",
@@ -170,5 +276,27 @@ KNOWN: list[KnownError] = [
         r"Could not guard on data-dependent expression (.+?)(?: \(unhinted|\.?\s*$)",
         _data_dependent,
         re.MULTILINE,
+    ),
+    known(
+        "compile-unsupported-platform",
+        r"Windows not yet supported for torch\.compile"
+        r"|Python (3\.\d+)\+ not yet supported for torch\.compile"
+        r"|Dynamo is not supported on Python (3\.\d+)\+",
+        _compile_platform,
+    ),
+    known(
+        "triton-gpu-too-old",
+        r"Found (.+?) which is too old to be supported by the triton GPU compiler.*?"
+        r"your device is of CUDA capability (\d+\.\d+)"
+        r"|Unexpected mma -> mma layout conversion()()",
+        _triton_gpu_too_old,
+    ),
+    known(
+        "export-constraint-violation",
+        r"Not all values of (\w+) = (L\[[^\]]+\]\.size\(\)\[\d+\]) in the specified range[^\n]*?"
+        r" are valid because \1 was inferred to be a constant \((\d+)\)"
+        r"|Constraints violated \((\w+)\)!"
+        r"|You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)",
+        _export_constraint,
     ),
 ]

@@ -219,6 +219,52 @@ def _ready_twice(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _duplicate_gpu(match: re.Match[str], text: str) -> Explanation:
+    rank, other, bus = match.group(1), match.group(2), match.group(3)
+    return answer(
+        title=f"Ranks {rank} and {other} were both put on one GPU (PCI bus id {bus})",
+        meaning=(
+            "NCCL needs one GPU per process; two processes of the group opened the same device"
+            f" (NCCL names it by bus id, {bus}, not by index)."
+        ),
+        cause=(
+            "Every process used the default GPU: the script never called"
+            " torch.cuda.set_device(local_rank) before init_process_group, or it hard-codes"
+            " cuda:0 / a fixed device; or each process sees the same single GPU through"
+            " CUDA_VISIBLE_DEVICES; or more processes were started than there are GPUs."
+        ),
+        fix=(
+            "In each process, before init_process_group and before moving the model:\n"
+            "    local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
+            "    torch.cuda.set_device(local_rank)\n"
+            "and wrap with DDP(model, device_ids=[local_rank]); start as many processes as GPUs"
+            " (torchrun --nproc-per-node equal to the visible GPU count)."
+        ),
+    )
+
+
+def _nccl_shared_memory(match: re.Match[str], text: str) -> Explanation:
+    segment = match.group(1) or match.group(3) or ""
+    size = match.group(2) or match.group(4)
+    named = f" ({segment}, {int(size) / 2**20:.1f} MiB)" if size else ""
+    return answer(
+        title=f"NCCL could not create its shared-memory segment{named}",
+        meaning=(
+            "Processes on one machine exchange data through buffers in /dev/shm; NCCL failed to"
+            " allocate one: /dev/shm is full or too small."
+        ),
+        cause=(
+            "A container's default /dev/shm is 64 MB (docker), too small for NCCL's buffers; or"
+            " /dev/shm is full of stale files from earlier runs."
+        ),
+        fix=(
+            "Give the container more shared memory: docker run --shm-size=1g (or --ipc=host);"
+            " in Kubernetes mount an emptyDir with medium: Memory at /dev/shm. df -h /dev/shm"
+            " shows what is left. NCCL_SHM_DISABLE=1 works around it, slower."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-not-initialized",
@@ -239,6 +285,8 @@ KNOWN: list[KnownError] = [
         "nccl-system-error",
         r"NCCL error(?: in: \S+)?,? unhandled system error|ncclSystemError",
         _nccl_system,
+        # the summary of a failed call: NCCL's own WARN line above it (shared memory) is the cause
+        generic=True,
     ),
     known(
         "child-failed",
@@ -253,4 +301,16 @@ KNOWN: list[KnownError] = [
         _port_in_use,
     ),
     known("ddp-ready-twice", r"Expected to mark a variable ready only once", _ready_twice),
+    known(
+        "nccl-duplicate-gpu",
+        r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)",
+        _duplicate_gpu,
+    ),
+    known(
+        "nccl-shared-memory",
+        r"Error while creating shared memory segment (\S+) \(size (\d+)\)"
+        r"|failed to extend (/dev/shm/\S+) to (\d+) bytes"
+        r"|Call to posix_fallocate failed\s*: No space left on device",
+        _nccl_shared_memory,
+    ),
 ]

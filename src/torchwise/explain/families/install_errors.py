@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.env.compat import WHEEL_INDEX, companion_version
+from torchwise.env.probe import installed_version
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:
@@ -176,6 +178,58 @@ def _torch_six(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _torchvision_cuda(match: re.Match[str], text: str) -> Explanation:
+    torch_cuda, vision_cuda = match.group(1), match.group(2)
+    digits = torch_cuda.replace(".", "")
+    torch_version = installed_version("torch")
+    wanted = companion_version("torchvision", torch_version) if torch_version else None
+    pin = f'"torchvision=={wanted}.*"' if wanted else "torchvision"
+    return answer(
+        title=f"torchvision was built for CUDA {vision_cuda}, this torch for CUDA {torch_cuda}",
+        meaning=(
+            "torchvision's compiled operators link against the CUDA runtime that torch brings;"
+            " on import it checks that both were built for the same CUDA, and they were not."
+        ),
+        cause=(
+            "torch and torchvision came from different wheel indexes: one of them was upgraded"
+            f" or reinstalled alone (a preinstalled torch+cu{digits}, as on Colab, with a"
+            " torchvision pulled from PyPI or another index, or the other way round)."
+        ),
+        fix=(
+            "Install the torchvision that belongs with this torch, from torch's index:\n"
+            f"    pip install --force-reinstall --no-deps {pin}"
+            f" --index-url {WHEEL_INDEX}/cu{digits}\n"
+            "or reinstall both in one command from one index (torchwise doctor checks the pair)."
+        ),
+    )
+
+
+def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
+    module, name = match.group(1), match.group(2)
+    version = fact(text, r"torch(?:==| version[ =:]*| )(\d+\.\d+\.\d+)")
+    seen = f" (torch {version} here)" if version else ""
+    private = name.startswith("_") or name.isupper()
+    cause = (
+        f"The code (or a package it imports) uses {module}.{name}, a name internal to torch that"
+        f" this torch version does not have{seen}: it was written against another release."
+        if private
+        else f"The installed torch is older than the code{seen}: {module}.{name} came in a later"
+        f" release. Less often a file or folder named {module.split('.')[0]} in the working"
+        " directory shadows the real package."
+    )
+    return answer(
+        title=f"{module} has no attribute '{name}'",
+        meaning=f"The {module} that Python imported does not define {name}.",
+        cause=cause,
+        fix=(
+            "python -c \"import torch; print(torch.__version__, torch.__file__)\" shows which torch"
+            " runs and from where. Install the torch version the project's requirements name"
+            " (for a public name, one new enough to have it); for a package that needs another"
+            " torch, install the package release made for your torch."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "undefined-symbol",
@@ -193,5 +247,16 @@ KNOWN: list[KnownError] = [
         "torch-six-removed",
         r"cannot import name '(\w+)' from 'torch\._six'|No module named '?torch\._six'?()",
         _torch_six,
+    ),
+    known(
+        "torchvision-cuda-mismatch",
+        r"PyTorch and torchvision were compiled with different\s+CUDA (?:major )?versions\.?"
+        r"\s+PyTorch has CUDA\s+Version=(\d+\.\d+) and torchvision has\s+CUDA\s+Version=(\d+\.\d+)",
+        _torchvision_cuda,
+    ),
+    known(
+        "torch-attribute-missing",
+        r"module '(torch(?:\.\w+)*)' has no attribute '(\w+)'",
+        _torch_attribute,
     ),
 ]

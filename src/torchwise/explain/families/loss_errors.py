@@ -228,6 +228,28 @@ def _target_size(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _bce_autocast(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="BCELoss / binary_cross_entropy cannot run under autocast",
+        meaning=(
+            "Under mixed precision the model's sigmoid outputs are float16, and log(p) near 0"
+            " or 1 is not representable there; torch refuses rather than return wrong losses."
+        ),
+        cause=(
+            "The model ends in a sigmoid (nn.Sigmoid or torch.sigmoid) and the loss is nn.BCELoss"
+            " or F.binary_cross_entropy, inside torch.autocast (AMP, precision=16, fp16)."
+        ),
+        fix=(
+            "Remove the final sigmoid from the model and use nn.BCEWithLogitsLoss() /"
+            " F.binary_cross_entropy_with_logits on the logits, which is autocast-safe and more"
+            " accurate (apply torch.sigmoid only for predictions). If the probabilities must stay,"
+            " compute that loss in float32 outside autocast:\n"
+            "    with torch.autocast(device_type=\"cuda\", enabled=False):\n"
+            "        loss = F.binary_cross_entropy(p.float(), target.float())"
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "batch-size-mismatch",
@@ -253,5 +275,10 @@ KNOWN: list[KnownError] = [
         r"|Using a target size \(torch\.Size\((\[[\d, ]*\])\)\) that is different to the"
         r" input size \(torch\.Size\((\[[\d, ]*\])\)\)",
         _target_size,
+    ),
+    known(
+        "bce-unsafe-autocast",
+        r"binary_cross_entropy and torch\.nn\.BCELoss are unsafe to autocast",
+        _bce_autocast,
     ),
 ]

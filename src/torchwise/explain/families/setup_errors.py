@@ -289,7 +289,30 @@ def _truncated_checkpoint(match: re.Match[str], text: str) -> Explanation:
         fix=(
             "Download or copy the file again and check its size (or checksum) against the"
             " source; for your own runs save to a temporary name and rename when done, and load"
-            " an earlier checkpoint meanwhile."
+            " an earlier checkpoint meanwhile. A complete file in the old (pre-1.6) format"
+            " that still fails may need the torch version it was saved with."
+        ),
+    )
+
+
+def _checkpoint_module(match: re.Match[str], text: str) -> Explanation:
+    module = match.group(1)
+    return answer(
+        title=f"The checkpoint refers to a module '{module}' that this program cannot import",
+        meaning=(
+            "torch.load unpickles the file, and the pickle names the classes it holds by module"
+            f" and name; one of them lives in '{module}', which is not importable here."
+        ),
+        cause=(
+            "The file was saved with torch.save of whole objects (the model, a loss, a config"
+            f" class) from the project that trained it, where '{module}' is one of its own"
+            " modules; outside that project's folder the import fails."
+        ),
+        fix=(
+            "Load it from inside the project that saved it (or put that folder on sys.path:"
+            " sys.path.insert(0, '/path/to/project')), then save only the weights:"
+            " torch.save(model.state_dict(), path), which any program loads with"
+            " torch.load(path, weights_only=True)."
         ),
     )
 
@@ -328,7 +351,13 @@ KNOWN: list[KnownError] = [
     known(
         "checkpoint-truncated",
         r"PytorchStreamReader failed reading zip archive: failed finding central directory"
-        r"|unexpected EOF, expected \d+ more bytes\. The file might be corrupted",
+        r"|unexpected EOF, expected \d+ more bytes\. The file might be corrupted"
+        r"|storage has wrong (?:byte )?size: expected \S+ got \S+",
         _truncated_checkpoint,
+    ),
+    known(
+        "checkpoint-module-missing",
+        r"find_class\(mod_name, name\)\s*\n(?:.*\n)*?\s*ModuleNotFoundError: No module named '([\w.]+)'",
+        _checkpoint_module,
     ),
 ]

@@ -170,6 +170,51 @@ def _collate_type(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _worker_shared_memory(match: re.Match[str], text: str) -> Explanation:
+    cause, fix = SIGNALS["Bus error"]
+    return answer(
+        title="DataLoader workers ran out of shared memory (/dev/shm)",
+        meaning=(
+            "Workers hand each batch to the main process through shared memory; writing a batch"
+            " there failed because /dev/shm is full or too small."
+        ),
+        cause=sentence(cause) + " Docker gives a container 64 MB by default.",
+        fix=sentence(fix),
+    )
+
+
+def _worker_segfault(match: re.Match[str], text: str) -> Explanation:
+    cause, fix = SIGNALS["Segmentation fault"]
+    return answer(
+        title="A DataLoader worker crashed with a segmentation fault",
+        meaning="Native code running inside a worker process crashed, so the loader stopped.",
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+def _worker_exited(match: re.Match[str], text: str) -> Explanation:
+    pids, code = match.group(1), match.group(2)
+    how = f" with exit code {code}" if code else ""
+    return answer(
+        title=f"A DataLoader worker (pid {pids}) exited unexpectedly{how}",
+        meaning=(
+            "A worker process that loads batches ended without handing back its error, so the"
+            " loader can only say that it is gone."
+        ),
+        cause=(
+            "Something inside the worker failed: an exception in __getitem__ or the transforms"
+            " (exit code 1), the machine's RAM or /dev/shm running out (a signal: look above in"
+            " the log for 'killed by signal' or a bus error), or a crash in native code."
+        ),
+        fix=(
+            "Rerun with num_workers=0: the same code then runs in the main process and shows the"
+            " real error and its line. If it only fails with workers, use fewer workers and"
+            " check free memory and df -h /dev/shm."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
@@ -203,5 +248,22 @@ KNOWN: list[KnownError] = [
         r"batch must contain tensors, (?:numpy arrays, )?numbers, (?:strings, )?dicts or lists;"
         r" found <class '([\w.]+)'>",
         _collate_type,
+    ),
+    known(
+        "worker-shared-memory",
+        r"Unexpected bus error encountered in worker"
+        r"|unable to write to file </torch_\d+_\d+(?:_\d+)?>: No space left on device",
+        _worker_shared_memory,
+    ),
+    known(
+        "worker-segfault",
+        r"Unexpected segmentation fault encountered in worker",
+        _worker_segfault,
+    ),
+    known(
+        "worker-exited",
+        r"DataLoader worker \(pid\(?s?\)? ([\d, ]+)\) exited unexpectedly(?: with exit code (-?\d+))?",
+        _worker_exited,
+        generic=True,
     ),
 ]
