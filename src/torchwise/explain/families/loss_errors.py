@@ -232,8 +232,9 @@ def _bce_autocast(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="BCELoss / binary_cross_entropy cannot run under autocast",
         meaning=(
-            "Under mixed precision the model's sigmoid outputs are float16, and log(p) near 0"
-            " or 1 is not representable there; torch refuses rather than return wrong losses."
+            "Under mixed precision the sigmoid's outputs are float16, where a probability near 0"
+            " or 1 rounds to exactly 0 or 1 and log(p) becomes -inf; torch refuses rather than"
+            " return wrong losses."
         ),
         cause=(
             "The model ends in a sigmoid (nn.Sigmoid or torch.sigmoid) and the loss is nn.BCELoss"
