@@ -82,3 +82,14 @@ def test_a_message_hard_wrapped_mid_word_is_joined_again():
 
 def test_a_log_without_a_wrapped_run_is_left_alone():
     assert unwrapped("RuntimeError: short\nnext line\n") is None
+
+
+def test_launcher_and_quote_prefixes_do_not_hide_what_a_line_is():
+    text = (
+        '0: [rank0]:   File "/home/x/train.py", line 535, in <module>\n'
+        "0: [rank0]:     main()\n"
+        "[rank1]: RuntimeError: boom\n"
+        "> OSError: [WinError 126] The specified module could not be found\n"
+        "**RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error.\n"
+    )
+    assert Paste(text).kinds == ["frame", "frame", "error", "error", "error", "other"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 # "  File "x.py", line 3, in f", IPython's "File ~/x.py:3, in f(...)" and "<ipython-input-1> in f",
 # C++ "frame #0:", rich's boxed tracebacks, and the "^^^^" / "~~~~" markers under a source line.
 FRAME_START = re.compile(
-    r"""^\s*(?:\[rank\d+\]:\s*)?(?:\d+:\s*)?(?:
+    r"""^\s*(?:
         File\ ["'~/\\.\w]        # CPython and IPython 8 frames
       | <ipython-input-[^>]*>\ in\ # IPython 7 frames
       | Cell\ In\s*\[            # Jupyter cells
@@ -36,12 +36,14 @@ BOXED = re.compile(r"^\s*[│╭╰|]")  # rich tracebacks: every line sits insi
 MARKER = re.compile(r"^\s*[\^~\s]+$")
 IPYTHON_SOURCE = re.compile(r"^\s*(?:-+>\s*)?\d+\s")  # "---> 12 model(x)", "     11 x = 1"
 # The line a Python exception is printed on: "RuntimeError: ...", "torch._dynamo.exc.X: ...",
-# "[rank0]: ValueError: ...", "KeyError: 'x'", and c10's "what():  ...".
+# "KeyError: 'x'", markdown's "**RuntimeError: ...**", and c10's "what():  ...".
 EXCEPTION = re.compile(
-    r"^\s*(?:\[rank\d+\]:\s*)?(?:\d+:\s*)?(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*"
+    r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*"
     r"(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b(?:\[[^\]]*\])?:(?:\s|$)"
     r"|^\s*what\(\):\s"
 )
+# What a launcher or a quote puts before each line: torchrun's "0: [rank0]:", a "> " quote.
+PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?")
 # A message's own advice, after the message: torch.export's "Suggested fixes:", autograd's
 # "Hint:", dynamo's "Set TORCH_LOGS=...", "You can suppress this exception ...".
 SUGGESTION = re.compile(
@@ -99,7 +101,7 @@ class Paste:
 def _kinds(lines: list[str]) -> list[str]:
     kinds: list[str] = []
     in_frame = in_suggestion = False
-    for line in lines:
+    for line in (PREFIX.sub("", line) for line in lines):
         if EXCEPTION.search(line) and not BOXED.match(line):
             kind, in_frame, in_suggestion = "error", False, False
         elif FRAME_START.search(line) or BOXED.match(line):
