@@ -53,7 +53,9 @@ def zero_dim_data_index(ctx: FileContext) -> Iterator[Hit]:
     function, ``.mean()``, ``.sum()``); a branch under an ``if`` on the torch version is left
     alone (the old path of code that supports both).
     Cannot see: a 0-dim value with another name built elsewhere (``t.data[0]`` for an element
-    of a 1-D tensor is not reported).
+    of a 1-D tensor is not reported), nor a file Python cannot parse: torch 0.3 scripts often
+    also call ``.cuda(async=True)``, a syntax error since Python 3.7, and lint then reports only
+    that.
     """
     for node in ctx.nodes:
         if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)):
@@ -150,7 +152,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     GradScaler it never restores.
     Cannot see: state restored in another file or by a library (``accelerator.load_state``);
     a model loaded under another word (``if args.model:``, ``--pretrained``) is taken for
-    fine-tuning, where a fresh optimizer is right.
+    fine-tuning, where a fresh optimizer is right. A scheduler or step counter left behind is
+    not reported (a schedule rebuilt from the restored epoch is often right).
     """
     restored = {
         ctx.kind(receiver(c))
@@ -169,7 +172,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
 
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
-_EVAL_WORDS = re.compile(r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I)
+_EVAL_DATA_WORDS = re.compile(r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I)
 
 
 def _model_object(ctx: FileContext, func: ast.expr) -> bool:
@@ -239,7 +242,9 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     ``backward()``. ``Variable(x, volatile=True)`` does not count as no_grad (it has done
     nothing since torch 0.4).
     Cannot see: a no_grad set by a caller in another file; an evaluation whose data has no
-    evaluation-like name in a function with a neutral name (TW104 covers loops over loaders).
+    evaluation-like name in a function with a neutral name (TW104 covers loops over loaders);
+    a model held in a name that an import also binds (``import model`` then
+    ``model = model.RNNModel(...)``) is taken for the module and not reported.
     """
     from torchwise.lint.rules.evaluation import evaluation_loops
 
@@ -252,10 +257,10 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         scope = ctx.scope_of(call)
         function = ctx.function(call)
         on_eval_data = any(
-            _EVAL_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args
+            _EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args
         )
         in_eval_function = bool(
-            function and _EVAL_WORDS.search(function.name) and not ctx.has_backward(function)
+            function and _EVAL_DATA_WORDS.search(function.name) and not ctx.has_backward(function)
         )
         if not (on_eval_data or in_eval_function) or _grad_off_before(ctx, scope, call):
             continue
