@@ -172,7 +172,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
 
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
-_EVAL_DATA_WORDS = re.compile(r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I)
+_EVAL_DATA_WORDS = re.compile(
+    r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I
+)
 
 
 def _model_object(ctx: FileContext, func: ast.expr) -> bool:
