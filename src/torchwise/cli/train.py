@@ -21,7 +21,9 @@ def command(
     from torchwise.train.run import run_training
 
     cfg = load_config(config, overrides or [])
-    use_free_cores(cfg.train.device)
+    threads = use_free_cores(cfg.train.device)
+    if threads is not None and threads.message():
+        typer.echo(threads.message(), err=True)
     result = run_or_explain(lambda: run_training(cfg, runs_dir=run_dir, name=name,
                                                  progress="off" if quiet else None))
     print_run_result(result)

@@ -43,6 +43,13 @@ class ThreadChoice:
     cores: int
     load: float
 
+    def message(self) -> str | None:
+        """What the CLI says when it departs from torch's default; None when it does not."""
+        if self.threads == self.default:
+            return None
+        return (f"cpu threads: {self.threads} of torch's {self.default}, since the load ({self.load:.1f} on "
+                f"{self.cores} cores) leaves no more free; OMP_NUM_THREADS=N sets it")
+
 
 def choose_cpu_threads() -> ThreadChoice | None:
     """Set torch's intra-op threads for the free cores; None where the user chose
