@@ -71,6 +71,19 @@ class BatchedTensors(TensorDataset):
         return tuple(tensor[index] for tensor in self.tensors)
 
 
+def plain_tensors(dataset: object) -> bool:
+    """True for exactly a ``TensorDataset`` (or `BatchedTensors`): the only datasets whose rows may
+    be read by batched indexing. A subclass may transform or augment in ``__getitem__``, so it is
+    read one ``__getitem__`` per sample like any user Dataset.
+
+    >>> class Flipped(TensorDataset):
+    ...     def __getitem__(self, i): return tuple(-t[i] for t in self.tensors)
+    >>> plain_tensors(TensorDataset(torch.ones(2))), plain_tensors(Flipped(torch.ones(2)))
+    (True, False)
+    """
+    return type(dataset) in (TensorDataset, BatchedTensors)
+
+
 def whole_batch(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     """collate_fn for `BatchedTensors`: the batch is already assembled."""
     return batch
@@ -85,9 +98,9 @@ def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
                                    pin_memory=pin_memory, collate_fn=collate,
                                    worker_init_fn=seed_worker if num_workers > 0 else None)
     sampler = EpochSampler(len(dataset), seed=seed, shuffle=shuffle)  # type: ignore[arg-type]
-    batched = isinstance(dataset, TensorDataset)
+    batched = plain_tensors(dataset)
     return DataLoader(
-        BatchedTensors(*dataset.tensors) if batched else dataset,
+        BatchedTensors(*dataset.tensors) if batched else dataset,  # type: ignore[attr-defined]
         batch_size=batch_size,
         collate_fn=whole_batch if batched else collate,
         sampler=sampler,

@@ -15,7 +15,15 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from torchwise.data.batch import call_model, describe, output_logits, split_batch, tensors, to_device
+from torchwise.data.batch import (
+    call_model,
+    describe,
+    is_loss_dict,
+    output_logits,
+    split_batch,
+    tensors,
+    to_device,
+)
 from torchwise.data.prepare import PreparedData, first_batch
 from torchwise.errors import DataError, ModelError, RunFailed, TorchwiseError
 from torchwise.train.precision import Precision
@@ -32,13 +40,16 @@ class Preflight:
 
     float64_to: torch.dtype | None = None  # inputs arrive as float64: cast them to the model's dtype
     dropped_metrics: list[str] = field(default_factory=list)  # built-in metrics this output cannot feed
+    loss_dict: dict[str, Any] | None = None  # the model returns a dict of losses: which ones, and what trains
 
 
 def preflight(model: nn.Module, task: Task, data: PreparedData, loaders: dict[str, DataLoader | None], *,
               device: torch.device, precision: Precision) -> Preflight:
     """One batch of each loader (``{"training": ..., "validation": ...}``) through collation, the
-    device move, the model, the loss and every metric, in eval mode (no BN update, no dropout RNG),
-    so that shape, device, dtype and structure mistakes fail before any work is lost."""
+    device move, the model, the loss and every metric, so that shape, device, dtype and structure
+    mistakes fail before any work is lost. The training batch runs in train mode and the
+    validation batch in eval mode, as the loop runs them (a detection model returns losses in one
+    and detections in the other); the model's mode, buffers and the RNG are put back exactly."""
     found = Preflight()
     for split, loader in loaders.items():
         if loader is None:
@@ -64,17 +75,17 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
                 precision: Precision, found: Preflight) -> None:
     inputs, target = split_batch(batch)
     check_call(model, inputs, split=split)
-    was_training = model.training
-    model.eval()
+    training = split == "training"
     try:
-        with torch.inference_mode(), precision.autocast(), innermost_module(model) as where:
+        with unchanged(model, training=training), precision.autocast(), innermost_module(model) as where:
             output = call_model(model, inputs)
     except RuntimeError as err:
         raise ModelError(f"the model failed on its first {split} batch in {where.name or 'the model'} "
                          f"(inputs {describe(inputs)}): {err}".strip(),
                          hint=_forward_hint(str(err))) from None
-    finally:
-        model.train(was_training)
+    if training and is_loss_dict(output):  # the run's events say which loss trains it
+        found.loss_dict = {"source": "your loss" if task.user_loss else "the sum of the model's losses",
+                           "losses": sorted(output)}
     logits = output_logits(output)
     if task.picks_loss(output):
         if not isinstance(logits, torch.Tensor):
@@ -154,6 +165,29 @@ def _forward_hint(message: str) -> str:
     if "mat1 and mat2" in message:
         return "a Linear layer's in_features does not match its input: flatten with x.flatten(1) or fix in_features"
     return "run `torchwise explain` on the message above for the likely cause"
+
+
+@contextlib.contextmanager
+def unchanged(model: nn.Module, *, training: bool) -> Iterator[None]:
+    """Run ``model`` in train (or eval) mode without gradients, then restore every module's mode,
+    every buffer (batch-norm statistics) and the CPU and CUDA RNG states (dropout) bit for bit."""
+    modes = {module: module.training for module in model.modules()}
+    buffers = [(buffer, buffer.detach().clone()) for buffer in model.buffers()]
+    model.train(training)
+    try:
+        # no_grad, not inference_mode: batch norm updates its (normal) buffers in train mode.
+        with torch.random.fork_rng(devices=_cuda_devices(model)), torch.no_grad():
+            yield
+    finally:
+        with torch.no_grad():
+            for buffer, saved in buffers:
+                buffer.copy_(saved)
+        for module, mode in modes.items():
+            module.training = mode
+
+
+def _cuda_devices(model: nn.Module) -> list[int]:
+    return sorted({t.device.index or 0 for t in (*model.parameters(), *model.buffers()) if t.is_cuda})
 
 
 @dataclass

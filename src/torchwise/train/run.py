@@ -316,6 +316,8 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         run.log_event("float64_converted", to=str(found.float64_to).removeprefix("torch."))
         view.message(f"warning: the data holds float64 tensors (numpy's default); they are converted to "
                      f"{str(found.float64_to).removeprefix('torch.')} to meet the model")
+    if found.loss_dict is not None:
+        run.log_event("loss_dict", **found.loss_dict)
     if found.dropped_metrics:
         run.log_event("metrics_dropped", metrics=found.dropped_metrics,
                       reason="the model's own loss: its output does not fit the built-in metrics")
