@@ -23,10 +23,11 @@ has their sum as its loss. The sample count of a batch is the length of its per-
 first tensor (sequences, not tokens; never an image's channels).
 
 Samples whose tensors differ in shape are kept as a `SampleList`, one entry per sample, where
-that is what a model takes (images, and dicts of boxes, as torchvision's detection models take
-them); rows of different lengths in a dict sample (token ids) need padding and are refused with
-the key named. An object of the user's own with a ``.to(device, non_blocking=...)`` method (a
-graph batch) is moved with it.
+that is what a model takes: images of different sizes, and target dicts (those holding
+``boxes``, or tensors of different shapes), as torchvision's detection models take them. Rows
+of different lengths in a dict sample (token ids) need padding and are refused with the key
+named. An object of the user's own with a ``.to(device, non_blocking=...)`` method (a graph
+batch) is moved with it.
 
 >>> import torch
 >>> batch = ({"ids": torch.zeros(4, 7, dtype=torch.long), "mask": torch.ones(4, 7)}, torch.arange(4))
@@ -50,6 +51,10 @@ from torchwise.errors import DataError
 
 #: A key of a dict batch that holds the target for torchwise's loss and metrics (the HF name).
 TARGET_KEY = "labels"
+
+#: A key that marks a dict nested in a sample as one image's targets (torchvision's detection
+#: format): such dicts are kept one per sample, never stacked.
+DETECTION_KEY = "boxes"
 
 # Leaves that a batch may carry besides tensors (ids, texts, flags); kept as they are.
 _PLAIN = (str, bytes, int, float, bool, type(None))
@@ -326,8 +331,10 @@ def _collate(samples: list[Any], where: str) -> Any:
                 keys = sorted(sample) if isinstance(sample, Mapping) else type(sample).__name__
                 raise DataError(f"{where} {index} has keys {keys}, the first sample has {sorted(first)}",
                                 hint="every sample must have the same keys")
-        if where != "sample" and any(_ragged([s[k] for s in samples]) and first[k].dim() >= 2 for k in first):
-            return SampleList(samples)  # per-sample target dicts (boxes of each image): one dict per sample
+        if where != "sample" and (DETECTION_KEY in first or any(_ragged([s[k] for s in samples]) for k in first)):
+            # A target dict per image (torchvision's detection format): one dict per sample, in
+            # every batch, also in one whose images happen to hold as many boxes each.
+            return SampleList(samples)
         return _same_mapping(first, {k: _collate([s[k] for s in samples], f"{where}[{k!r}]") for k in first})
     if _is_dataclass(first):
         names = [f.name for f in dataclasses.fields(first) if f.init]
