@@ -11,7 +11,7 @@ from torch.utils.data import Dataset, TensorDataset, default_collate
 
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate, describe, split_batch
-from torchwise.data.loaders import plain_tensors
+from torchwise.data.loaders import collate_for, plain_tensors
 from torchwise.data.sources import load_source
 from torchwise.data.split import Standardizer, split_dataset
 from torchwise.data.streams import is_stream, peek
@@ -73,7 +73,7 @@ def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset |
     elif builtin_model:
         # Built-in models output [batch, features]; a [N] target means one feature per sample.
         train, val = (_column_targets(d) if d is not None else None for d in (train, val))
-    inputs, target = split_batch(first_batch(train, collate_fn))
+    inputs, target = split_batch(first_batch(train, collate_for(train) or collate_fn))
     if builtin_model and not isinstance(inputs, torch.Tensor):
         raise DataError(f"the built-in models take one tensor input; these samples give {describe(inputs)}",
                         hint="pass your own model (model.target, or fit(model, ...)) that takes these inputs")

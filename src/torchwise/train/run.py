@@ -285,6 +285,10 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                             base_dir=cfg.base_dir)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))
+    if from_config and cfg.model.lora is not None:  # only the adapters train: say how many weights that is
+        from torchwise.models.hf import parameter_counts
+
+        run.log_event("lora", **parameter_counts(model), target_modules=cfg.model.lora.target_modules)
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
