@@ -74,8 +74,10 @@ def resolve_folders(kwargs: dict[str, Any], base_dir: Path | None) -> dict[str, 
 
 
 def enable_gradient_checkpointing(model: nn.Module) -> None:
-    """The model's own ``gradient_checkpointing_enable()`` (transformers models have one)."""
-    enable = getattr(model, "gradient_checkpointing_enable", None)
+    """The model's own ``activation_checkpointing_enable()`` (transformers 5's name) or
+    ``gradient_checkpointing_enable()`` (earlier transformers, and other libraries' models)."""
+    enable = getattr(model, "activation_checkpointing_enable", None) or getattr(
+        model, "gradient_checkpointing_enable", None)
     if not callable(enable):
         raise ModelError(f"model.gradient_checkpointing is on, but {type(model).__name__} has no "
                          "gradient_checkpointing_enable()",

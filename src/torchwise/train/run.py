@@ -25,7 +25,7 @@ from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
 from torchwise.data.streams import check_schedule, is_stream, restore_loader, resume_hint, workers_repeat
 from torchwise.errors import ConfigError, TorchwiseError
-from torchwise.models import build_model
+from torchwise.models import build_model, with_options
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.environment import environment
 from torchwise.runs.folder import RunFolder
@@ -283,9 +283,11 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if model is None:
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                             base_dir=cfg.base_dir)
+    else:  # a model from Python: model.gradient_checkpointing and model.lora still apply
+        model = with_options(model, cfg.model)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))
-    if from_config and cfg.model.lora is not None:  # only the adapters train: say how many weights that is
+    if cfg.model.lora is not None:  # only the adapters train: say how many weights that is
         from torchwise.models.hf import parameter_counts
 
         run.log_event("lora", **parameter_counts(model), target_modules=cfg.model.lora.target_modules)
