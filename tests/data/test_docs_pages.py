@@ -40,6 +40,7 @@ def run_page(page: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
             assert done.returncode == (int(wanted.group(1)) if wanted else 0), (line, done.stdout, done.stderr)
 
 
+@pytest.mark.slow  # three small fits: over a minute on a busy machine
 def test_the_detection_page_runs(tmp_path, monkeypatch):
     run_page(ROOT / "docs" / "detection.md", tmp_path, monkeypatch)
 

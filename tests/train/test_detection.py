@@ -79,13 +79,23 @@ def test_images_and_target_dicts_collate_as_per_sample_lists_and_count_as_images
     assert count_samples((images, targets)) == 5
 
 
+def label_accuracy(detections: list[dict], targets: list[dict]) -> torch.Tensor:
+    hits = [float(d["labels"][0] == t["labels"][0]) for d, t in zip(detections, targets, strict=True)]
+    return torch.tensor(hits).mean()
+
+
 @pytest.mark.parametrize("user_loss", [False, True])
 def test_a_detection_model_trains_on_its_loss_dict_and_says_which_loss(tmp_path, user_loss):
     loss = (lambda losses, _: sum(losses.values())) if user_loss else None
     model = TinyDetector()
-    result = torchwise.fit(model, Shapes(), runs_dir=tmp_path, quiet=True, loss=loss,
+    result = torchwise.fit(model, Shapes(), Shapes(8, seed=1), runs_dir=tmp_path, quiet=True, loss=loss,
+                           metrics={"label_accuracy": label_accuracy},
                            config=quiet_config(train={"epochs": 6, "batch_size": 4}, optim={"lr": 0.01}))
     assert result.status == "completed"
+    # validated: the loss from a train-mode forward, the user's metric on the eval-mode detections
+    final = result.summary["final"]
+    assert set(final) >= {"val_loss", "val_label_accuracy"} and "val_accuracy" not in final
+    assert final["val_label_accuracy"] == 1.0 and final["val_loss"] < 0.7 * step_losses(result.run_dir)[0]
     losses = step_losses(result.run_dir)
     assert sum(losses[-6:]) < 0.7 * sum(losses[:6])  # measured: 4.56 vs 7.43
     assert result.summary["samples"] == 6 * 24 and result.summary["steps"] == 36
@@ -117,15 +127,17 @@ def test_the_pre_training_check_leaves_mode_buffers_and_rng_bit_equal(tmp_path):
 def test_a_detection_run_resumes_bit_equal_after_sigint(tmp_path):
     config = quiet_config(train={"epochs": 3, "batch_size": 4}, checkpoint={"enabled": True})
     reference = TinyDetector()
-    ref = torchwise.fit(reference, Shapes(), runs_dir=tmp_path / "ref", config=config, quiet=True)
-    # the 10th training forward (the pre-training check's forward is the first call)
-    first = torchwise.fit(TinyDetector(interrupt_after_forward=11), Shapes(), runs_dir=tmp_path / "stopped",
-                          config=config, quiet=True)
-    assert first.status == "interrupted" and first.summary["steps"] == 10
+    ref = torchwise.fit(reference, Shapes(), Shapes(8, seed=1), runs_dir=tmp_path / "ref", config=config, quiet=True)
+    # The 11th train-mode forward: the pre-training check's 2 (a training batch, and the validation
+    # batch's loss), epoch 0's 6 steps and its validation loss, then 2 steps into epoch 1.
+    first = torchwise.fit(TinyDetector(interrupt_after_forward=11), Shapes(), Shapes(8, seed=1),
+                          runs_dir=tmp_path / "stopped", config=config, quiet=True)
+    assert first.status == "interrupted" and first.summary["steps"] == 8
     model = TinyDetector()
-    resumed = torchwise.fit(model, Shapes(), resume=first.run_dir, quiet=True)
+    resumed = torchwise.fit(model, Shapes(), Shapes(8, seed=1), resume=first.run_dir, quiet=True)
     assert resumed.status == "completed" and resumed.summary["steps"] == ref.summary["steps"] == 18
     assert resumed.summary["samples"] == ref.summary["samples"] == 72
-    assert step_losses(resumed.run_dir)[-8:] == step_losses(ref.run_dir)[-8:]
+    assert step_losses(resumed.run_dir)[-10:] == step_losses(ref.run_dir)[-10:]
+    assert resumed.summary["final"] == ref.summary["final"]
     for key, value in reference.state_dict().items():
         assert torch.equal(model.state_dict()[key], value), key

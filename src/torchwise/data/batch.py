@@ -11,7 +11,7 @@ The calling convention (kept small on purpose)::
     (inputs, target)  tensor      model(inputs)       loss(output, target)
     (inputs, target)  tuple/list  model(*inputs)      loss(output, target)
     (inputs, target)  dict        model(**inputs)     loss(output, target)
-    dict (no separate target)     model(**batch)      target = batch["labels"] when present
+    dict (no separate target)     model(**batch)      target = batch["labels"] (else batch["targets"])
     tensor (no target)            model(batch)        the model must return its own loss
 
 A tuple or list of two is always ``(inputs, target)``; other lengths are an error (nest the
@@ -24,10 +24,10 @@ first tensor (sequences, not tokens; never an image's channels).
 
 Samples whose tensors differ in shape are kept as a `SampleList`, one entry per sample, where
 that is what a model takes: images of different sizes, and target dicts (those holding
-``boxes``, or tensors of different shapes), as torchvision's detection models take them. Rows
-of different lengths in a dict sample (token ids) need padding and are refused with the key
-named. An object of the user's own with a ``.to(device, non_blocking=...)`` method (a graph
-batch) is moved with it.
+``boxes``, or 2-d+ tensors of different shapes), as torchvision's detection models take them.
+Rows of different lengths (token ids) need padding and are refused with the key named. An
+object of the user's own with a ``.to(device, non_blocking=...)`` method (a graph batch) is
+moved with it.
 
 >>> import torch
 >>> batch = ({"ids": torch.zeros(4, 7, dtype=torch.long), "mask": torch.ones(4, 7)}, torch.arange(4))
@@ -51,6 +51,8 @@ from torchwise.errors import DataError
 
 #: A key of a dict batch that holds the target for torchwise's loss and metrics (the HF name).
 TARGET_KEY = "labels"
+#: Where a dict batch without ``labels`` holds it: a detection model's ``forward(images, targets)``.
+DETECTION_TARGET_KEY = "targets"
 
 #: A key that marks a dict nested in a sample as one image's targets (torchvision's detection
 #: format): such dicts are kept one per sample, never stacked.
@@ -217,7 +219,7 @@ def split_batch(batch: Any) -> tuple[Any, Any]:
     if _is_namedtuple(batch) and len(batch) == 2:
         return batch[0], batch[1]
     if isinstance(batch, Mapping):
-        return batch, batch.get(TARGET_KEY)
+        return batch, batch[TARGET_KEY] if TARGET_KEY in batch else batch.get(DETECTION_TARGET_KEY)
     return batch, None
 
 
@@ -331,7 +333,8 @@ def _collate(samples: list[Any], where: str) -> Any:
                 keys = sorted(sample) if isinstance(sample, Mapping) else type(sample).__name__
                 raise DataError(f"{where} {index} has keys {keys}, the first sample has {sorted(first)}",
                                 hint="every sample must have the same keys")
-        if where != "sample" and (DETECTION_KEY in first or any(_ragged([s[k] for s in samples]) for k in first)):
+        if where != "sample" and (DETECTION_KEY in first or any(
+                _ragged([s[k] for s in samples]) and first[k].dim() >= 2 for k in first)):
             # A target dict per image (torchvision's detection format): one dict per sample, in
             # every batch, also in one whose images happen to hold as many boxes each.
             return SampleList(samples)

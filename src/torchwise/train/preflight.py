@@ -20,12 +20,14 @@ from torchwise.data.batch import (
     describe,
     is_loss_dict,
     output_logits,
+    output_loss,
     split_batch,
     tensors,
     to_device,
 )
 from torchwise.data.prepare import PreparedData, first_batch
 from torchwise.errors import DataError, ModelError, RunFailed, TorchwiseError
+from torchwise.train.model_mode import unchanged
 from torchwise.train.precision import Precision
 from torchwise.train.tasks import Task, check_output_shape, last_linear_name
 
@@ -41,6 +43,7 @@ class Preflight:
     float64_to: torch.dtype | None = None  # inputs arrive as float64: cast them to the model's dtype
     dropped_metrics: list[str] = field(default_factory=list)  # built-in metrics this output cannot feed
     loss_dict: dict[str, Any] | None = None  # the model returns a dict of losses: which ones, and what trains
+    val_loss_in_train_mode: bool = False  # eval mode gives no loss (detections): validate the loss in train mode
 
 
 def preflight(model: nn.Module, task: Task, data: PreparedData, loaders: dict[str, DataLoader | None], *,
@@ -86,6 +89,18 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
     if training and is_loss_dict(output):  # the run's events say which loss trains it
         found.loss_dict = {"source": "your loss" if task.user_loss else "the sum of the model's losses",
                            "losses": sorted(output)}
+        check_loss(task, output, target, split=split, precision=precision)
+        return  # metrics see eval-mode outputs (detections), checked on the validation batch
+    if not training and found.loss_dict is not None and output_loss(output) is None:
+        # A detection model gives detections in eval mode: its validation loss comes from a
+        # train-mode forward (no update, state restored); the metrics see the detections.
+        found.val_loss_in_train_mode = True
+        with unchanged(model, training=True), precision.autocast():
+            losses = call_model(model, inputs)
+        check_loss(task, losses, target, split=split, precision=precision)
+        for name, metric in task.metrics.items():
+            check_metric(name, metric, output, target, split=split, user=name in task.user_metrics, found=found)
+        return
     logits = output_logits(output)
     if task.picks_loss(output):
         if not isinstance(logits, torch.Tensor):
@@ -95,20 +110,25 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
         if isinstance(target, torch.Tensor):
             check_output_shape(task, logits, target, num_classes=data.num_classes,
                                head_name=last_linear_name(model))
+    check_loss(task, output, target, split=split, precision=precision)
+    for name, metric in task.metrics.items():
+        check_metric(name, metric, logits, target, split=split, user=name in task.user_metrics, found=found)
+
+
+def check_loss(task: Task, output: Any, target: Any, *, split: str, precision: Precision) -> None:
+    """The loss of the output must be computable and one number."""
     try:
         with torch.inference_mode(), precision.autocast():
             loss = task.loss(output, target)
     except (RuntimeError, ValueError, TypeError, IndexError) as err:
         whose = "your loss" if task.user_loss else f"the {task.kind} loss"
-        raise DataError(f"{whose} cannot take the model's output {describe(logits)} and the {split} batch's "
-                        f"target {describe(target)}: {str(err).splitlines()[0]}",
+        raise DataError(f"{whose} cannot take the model's output {describe(output_logits(output))} and the "
+                        f"{split} batch's target {describe(target)}: {str(err).splitlines()[0]}",
                         hint="classification wants integer class labels (torch.long); multilabel and regression "
                              "want float targets shaped like the output") from None
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         raise ModelError(f"the loss must be one number; it is {describe(loss)}",
                          hint="reduce it over the batch (reduction='mean', or .mean())")
-    for name, metric in task.metrics.items():
-        check_metric(name, metric, logits, target, split=split, user=name in task.user_metrics, found=found)
 
 
 def check_call(model: nn.Module, inputs: Any, *, split: str) -> None:
@@ -165,29 +185,6 @@ def _forward_hint(message: str) -> str:
     if "mat1 and mat2" in message:
         return "a Linear layer's in_features does not match its input: flatten with x.flatten(1) or fix in_features"
     return "run `torchwise explain` on the message above for the likely cause"
-
-
-@contextlib.contextmanager
-def unchanged(model: nn.Module, *, training: bool) -> Iterator[None]:
-    """Run ``model`` in train (or eval) mode without gradients, then restore every module's mode,
-    every buffer (batch-norm statistics) and the CPU and CUDA RNG states (dropout) bit for bit."""
-    modes = {module: module.training for module in model.modules()}
-    buffers = [(buffer, buffer.detach().clone()) for buffer in model.buffers()]
-    model.train(training)
-    try:
-        # no_grad, not inference_mode: batch norm updates its (normal) buffers in train mode.
-        with torch.random.fork_rng(devices=_cuda_devices(model)), torch.no_grad():
-            yield
-    finally:
-        with torch.no_grad():
-            for buffer, saved in buffers:
-                buffer.copy_(saved)
-        for module, mode in modes.items():
-            module.training = mode
-
-
-def _cuda_devices(model: nn.Module) -> list[int]:
-    return sorted({t.device.index or 0 for t in (*model.parameters(), *model.buffers()) if t.is_cuda})
 
 
 @dataclass

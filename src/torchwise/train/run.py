@@ -353,6 +353,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                                  world=dist.world if dist else 1)
         if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
+        val_loss_in_train_mode=found.val_loss_in_train_mode,
     )
 
 
