@@ -56,3 +56,13 @@ def test_rows_of_one_length_train_without_a_tokenizer(tmp_path):
     result = torchwise.fit(tiny_bert(20), rows, runs_dir=tmp_path, quiet=True,
                            config=quiet_config(train={"epochs": 1, "batch_size": 8}))
     assert result.status == "completed" and result.summary["steps"] == 3
+
+
+def test_an_hf_iterable_dataset_streams_through_the_stream_loader(tmp_path):
+    import datasets
+
+    rows = datasets.Dataset.from_dict({"input_ids": torch.randint(4, 20, (24, 7)).tolist(), "label": [0, 1] * 12})
+    stream = rows.to_iterable_dataset()
+    result = torchwise.fit(tiny_bert(20), stream, runs_dir=tmp_path, quiet=True,  # a stream has no length:
+                           config=quiet_config(train={"epochs": 2, "batch_size": 8}, schedule={"name": "constant"}))
+    assert result.status == "completed" and result.summary["samples"] == 48 and result.summary["steps"] == 6
