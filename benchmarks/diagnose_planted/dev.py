@@ -45,9 +45,18 @@ def user_sched_lr20_adamw():
                 config=S.base_config(optim={"lr": 1e-3}), scheduler=lambda opt: LambdaLR(opt, lambda step: 20000.0))
 
 
+class RawUnitsAfter(S.ShiftsAfter):
+    """After ``calls`` reads the features arrive in raw units: scaled and offset, as a cache
+    rebuilt without the standardisation (a measurement in grams around 500 instead of z-scores)."""
+
+    def __getitem__(self, index: int):
+        x, y = super().__getitem__(index)
+        return (x + 0.5 * self.factor if self.reads > self.calls else x), y
+
+
 def inputs_x1000_midrun():
-    """Features in standard units until the cache is rebuilt without scaling (x1000) at epoch 4."""
-    return dict(model=S.mlp(10, 64, 4), train_data=S.ShiftsAfter(S.blobs(512, seed=1), calls=4 * 512, factor=1000.0),
+    """Standardised features until the cache is rebuilt in raw units (x1000, offset 500) at epoch 4."""
+    return dict(model=S.mlp(10, 64, 4), train_data=RawUnitsAfter(S.blobs(512, seed=1), calls=4 * 512, factor=1000.0),
                 val_data=S.blobs(256, seed=2), config=S.base_config(schedule={"name": "cosine"}))
 
 
