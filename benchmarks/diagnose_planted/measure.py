@@ -4,7 +4,7 @@
     python -m benchmarks.diagnose_planted.measure heldout    # once, at the end
 
 Prints one line per run (expected, got, ok) and the numbers of any why/fix that the record does
-not hold (`quotes.py`); writes benchmarks/results/diagnose_<half>.json. A run counts as named when
+not hold (`tests/diagnose/quoted_numbers.py`); writes benchmarks/results/diagnose_<half>.json. A run counts as named when
 one of its warn/error codes is an expected one (``healthy``: no warn/error at all).
 """
 
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.diagnose_planted.quotes import unquoted
+from tests.diagnose.quoted_numbers import unquoted
 
 FIT_KEYS = ("model", "train_data", "val_data", "config", "scheduler", "optimizer", "loss")
 
