@@ -4,8 +4,9 @@
     python -m benchmarks.diagnose_planted.measure heldout    # once, at the end
 
 Prints one line per run (expected, got, ok) and the numbers of any why/fix that the record does
-not hold (`tests/diagnose/quoted_numbers.py`); writes benchmarks/results/diagnose_<half>.json. A run counts as named when
-one of its warn/error codes is an expected one (``healthy``: no warn/error at all).
+not hold (`tests/diagnose/quoted_numbers.py`); writes benchmarks/results/diagnose_<half>.json. A
+run counts as named when one of its warn/error codes is an expected one (``healthy``: no
+warn/error at all).
 """
 
 from __future__ import annotations

@@ -68,6 +68,9 @@ def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFi
         evidence={**ev, **lr_evidence(record)})
 
 
+CHANGE_EVENTS = ("resume", "code_changed", "epoch_restarted", "oom_retry", "init_from")
+
+
 def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
     """A jump of the training loss that the LR does not explain: the LR had been lower before."""
     steps, losses = record.series("train", "loss")
@@ -86,6 +89,9 @@ def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
         acc_after = [a for s, a in zip(acc_steps, accuracy, strict=True) if s >= steps[i]]
         val = (f"; validation accuracy went from {acc_before[-1]:.1%} to {acc_after[0]:.1%}"
                if acc_before and acc_after else "")
+        # What else the record shows changed then (a resume with other code, an OOM retry's smaller pieces).
+        changed = sorted({str(e.get("event")) for e in record.events if isinstance(e.get("step"), int)
+                          and steps[i - 1] <= e["step"] <= steps[i] and e.get("event") in CHANGE_EVENTS})
         return RunFinding(
             "data_shift", "warn",
             f"the training loss jumped {losses[i] / before:.3g}x at step {steps[i]} ({before:.4g} -> "
@@ -93,13 +99,14 @@ def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
             why=f"the loss had fallen from {m['start']:.4g} to {min(losses[:i]):.4g} at larger steps than this one: "
                 "a step size that had worked did not turn too large, so what the model was fed changed: "
                 "a shard or cache in other units (raw pixels 0..255, unscaled features), a preprocessing step "
-                "that stopped applying, labels from another mapping, or corrupt samples",
+                "that stopped applying, labels from another mapping, or corrupt samples"
+                + (f"; the events show {', '.join(changed)} at that point" if changed else ""),
             fix=f"look at the batches from step {steps[i - 1]} to {steps[i]}: compare their inputs' mean and std "
                 "and their labels with the earlier batches; fix the data, not the LR",
             evidence={**ev, **lr_evidence(record), "jump_step": steps[i], "loss_before": round(before, 4),
                       "loss_after": round(losses[i], 4), "lr_at_jump": lr, "lr_peak_before": peak,
                       "val_accuracy_before": acc_before[-1] if acc_before else None,
-                      "val_accuracy_after": acc_after[0] if acc_after else None})
+                      "val_accuracy_after": acc_after[0] if acc_after else None, "events_at_jump": changed})
     return None
 
 

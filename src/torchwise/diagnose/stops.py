@@ -19,10 +19,8 @@ NONFINITE_REASON = "non-finite"
 
 def _explain(text: str) -> Any:
     """`torchwise explain`'s answer for an error text, or None."""
-    try:  # explain's own package (issue 21 moves it out of diagnose/)
-        from torchwise.explain.lookup import explain
-    except ImportError:
-        from torchwise.diagnose.errors import explain
+    from torchwise.explain.lookup import explain
+
     return explain(text)
 
 
