@@ -29,6 +29,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# Pages whose examples take minutes on a busy 2-core machine run with `make test-slow`.
+SLOW_PAGES = {"docs/huggingface.md", "docs/detection.md"}
+# Nothing a page runs may reach the network: Hugging Face reads only what examples/ holds.
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
 def page_id(page: Path) -> str:
@@ -37,6 +41,11 @@ def page_id(page: Path) -> str:
 
 def fenced(text: str, language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+
+
+def param(page: Path, *values: object):
+    """A test case for a page, marked slow where the page is."""
+    return pytest.param(page, *values, marks=[pytest.mark.slow] if page_id(page) in SLOW_PAGES else [])
 
 
 def page_blocks(page: Path, language: str) -> list[str]:
@@ -67,10 +76,12 @@ NAMESPACE_CHECKS: dict[str, Callable[[dict], None]] = {"README.md": check_readme
 PYTHON_PAGES = [p for p in PAGES if any(">>>" not in b for b in page_blocks(p, "python"))]
 
 
-@pytest.mark.parametrize("page", PYTHON_PAGES, ids=page_id)
+@pytest.mark.parametrize("page", [param(p) for p in PYTHON_PAGES], ids=page_id)
 def test_python_blocks_run(page, tmp_path, monkeypatch):
     """In order, in one namespace, as a reader following along: train, then load and predict."""
     monkeypatch.chdir(make_sandbox(tmp_path))
+    for key, value in OFFLINE.items():
+        monkeypatch.setenv(key, value)
     namespace: dict = {"__name__": "__main__"}
     for block in page_blocks(page, "python"):
         if ">>>" not in block:
@@ -85,7 +96,7 @@ def doctest_text(page: Path) -> str:
 DOCTEST_PAGES = [p for p in PAGES if re.search(r"^>>> ", doctest_text(p), flags=re.MULTILINE)]
 
 
-@pytest.mark.parametrize("page", DOCTEST_PAGES, ids=page_id)
+@pytest.mark.parametrize("page", [param(p) for p in DOCTEST_PAGES], ids=page_id)
 def test_doctest_examples_run(page, tmp_path, monkeypatch):
     monkeypatch.chdir(make_sandbox(tmp_path))
     test = doctest.DocTestParser().get_doctest(doctest_text(page), {}, page_id(page), str(page), 0)
@@ -97,8 +108,8 @@ def test_doctest_examples_run(page, tmp_path, monkeypatch):
 
 # --- bash blocks ---------------------------------------------------------------------------------
 
-def shell_commands() -> list[tuple[Path, str]]:
-    return [(page, line) for page in PAGES for block in page_blocks(page, "bash")
+def shell_commands() -> list:
+    return [param(page, line) for page in PAGES for block in page_blocks(page, "bash")
             for line in block.splitlines() if line.startswith("torchwise ")]
 
 
@@ -122,14 +133,14 @@ def test_shell_commands_run(page_folders, page, line):
     expected = int(m.group(1)) if (m := re.search(r"#.*\(exit (\d+)", line)) else 0
     command = f"{shlex.quote(sys.executable)} -m {line}"
     out = subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=page_folders(page),
-                         env={**os.environ, "COLUMNS": "100"})
+                         env={**os.environ, **OFFLINE, "COLUMNS": "100"})
     assert out.returncode == expected, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
 
 
 # --- quoted outputs of bad commands --------------------------------------------------------------
 
-def quoted_sessions() -> list[tuple[Path, str, list[str]]]:
+def quoted_sessions() -> list:
     sessions = []
     for page in PAGES:
         for block in page_blocks(page, "text"):
@@ -141,7 +152,7 @@ def quoted_sessions() -> list[tuple[Path, str, list[str]]]:
                         if following.startswith("$ "):
                             break
                         output.append(following)
-                    sessions.append((page, line[2:], output))
+                    sessions.append(param(page, line[2:], output))
     return sessions
 
 
