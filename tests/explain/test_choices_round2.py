@@ -96,9 +96,18 @@ def test_a_missing_derivative_for_the_target_is_a_target_that_requires_grad():
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("TypeError: forward() takes 2 positional arguments but 4 were given", ["takes 1 input(s) but was called with 3"]),
-        ("TypeError: Linear.forward() takes 2 positional arguments but 3 were given", ["Linear.forward takes 1"]),
-        ("TypeError: forward() takes exactly 2 arguments (129 given)", ["called with 128", "unpacked into separate arguments"]),
+        (
+            "TypeError: forward() takes 2 positional arguments but 4 were given",
+            ["takes 1 input(s) but was called with 3"],
+        ),
+        (
+            "TypeError: Linear.forward() takes 2 positional arguments but 3 were given",
+            ["Linear.forward takes 1"],
+        ),
+        (
+            "TypeError: forward() takes exactly 2 arguments (129 given)",
+            ["called with 128", "unpacked into separate arguments"],
+        ),
     ],
 )
 def test_forward_arguments_are_counted_without_self(message, expected):
@@ -119,15 +128,18 @@ def test_forward_arguments_are_counted_without_self(message, expected):
     ],
 )
 def test_a_missing_shared_library_is_read_by_its_name(library, expected):
-    text = answer_text(f"ImportError: {library}: cannot open shared object file: No such file or directory", "shared-library-missing")
+    message = f"ImportError: {library}: cannot open shared object file: No such file or directory"
+    text = answer_text(message, "shared-library-missing")
     assert library in text and expected in text
 
 
 def test_an_empty_target_is_named_instead_of_dividing_by_zero():
-    text = answer_text("ValueError: Expected input batch_size (1324) to match target batch_size (0).", "batch-size-mismatch")
+    message = "ValueError: Expected input batch_size (1324) to match target batch_size (0)."
+    text = answer_text(message, "batch-size-mismatch")
     assert "The target is empty (output 1324 rows, target 0)" in text
 
 
 def test_the_new_torch_wording_of_a_missing_forward_names_the_module():
-    text = answer_text('NotImplementedError: Module [ModuleList] is missing the required "forward" function', "forward-not-implemented")
+    message = 'NotImplementedError: Module [ModuleList] is missing the required "forward" function'
+    text = answer_text(message, "forward-not-implemented")
     assert text.startswith("ModuleList has no forward method") and "iterate an nn.ModuleList" in text
