@@ -143,3 +143,25 @@ def test_the_new_torch_wording_of_a_missing_forward_names_the_module():
     message = 'NotImplementedError: Module [ModuleList] is missing the required "forward" function'
     text = answer_text(message, "forward-not-implemented")
     assert text.startswith("ModuleList has no forward method") and "iterate an nn.ModuleList" in text
+
+
+def test_a_checkpoint_path_tells_loading_saving_and_a_folder_apart():
+    missing = answer_text("FileNotFoundError: [Errno 2] No such file or directory: '/path/to/ckpt/'", "checkpoint-path")
+    assert "The checkpoint to load does not exist: /path/to/ckpt/" in missing
+    saving = answer_text(
+        "    torch.save(model.state_dict(), checkpoint_path)\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'log_st/model.pth'\n",
+        "checkpoint-path",
+    )
+    assert "its folder does not exist" in saving and "os.makedirs" in saving
+    message = "IsADirectoryError: [Errno 21] Is a directory: 'runs/version_12/checkpoints/'"
+    folder = answer_text(message, "checkpoint-path")
+    assert "A folder was given" in folder
+    # a missing data file is not a checkpoint: not claimed
+    assert explain("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'") is None
+
+
+def test_a_framework_hook_called_with_more_arguments_is_a_version_change():
+    message = "TypeError: Trainer.training_step() takes 3 positional arguments but 4 were given"
+    text = answer_text(message, "framework-hook-signature")
+    assert "training_step() is called with more arguments" in text and "num_items_in_batch=None" in text

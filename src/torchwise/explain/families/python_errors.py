@@ -216,6 +216,81 @@ def _forward_arguments(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# Framework methods that user subclasses and callbacks override, whose signatures changed
+# between transformers / Lightning releases (num_items_in_batch, dataloader_idx, optimizer_idx).
+FRAMEWORK_HOOKS = (
+    r"training_step|compute_loss|get_batch_samples|prediction_step|on_train_batch_start"
+    r"|on_train_batch_end|on_validation_batch_end|lr_scheduler_step|transfer_batch_to_device"
+    r"|optimizer_step"
+)
+
+
+def _hook_signature(match: re.Match[str], text: str) -> Explanation:
+    method, takes, given = match.group(1), int(match.group(2)), int(match.group(3))
+    more = "more" if given > takes else "fewer"
+    return answer(
+        title=f"{method}() is called with {more} arguments than the override accepts",
+        meaning=(
+            f"A framework (transformers' Trainer, PyTorch Lightning) calls {method} with"
+            f" {given - 1} argument(s); the version of it defined in this code takes {takes - 1}."
+        ),
+        cause=(
+            f"{method} is overridden by code written for another release of the framework, and"
+            " the framework changed the method's signature since (Trainer.training_step and"
+            " compute_loss gained num_items_in_batch in transformers 4.46; Lightning 2.0 dropped"
+            " arguments such as dataloader_idx and optimizer_idx from its hooks)."
+        ),
+        fix=(
+            "Install the framework version the project pins (its requirements file), or update"
+            " the override to the new signature (accept the extra argument, e.g."
+            " num_items_in_batch=None, or **kwargs)."
+        ),
+    )
+
+
+# torch.load / torch.save given a path that is not a checkpoint file.
+CHECKPOINT_PATH = r"[^'\n]*(?:\.(?:pth?|pt|ckpt|bin|tar|pkl)|/)"
+
+
+def _checkpoint_path(match: re.Match[str], text: str) -> Explanation:
+    error, path = match.group(1), match.group(2)
+    saving = bool(re.search(r"in save\b|torch\.save\(|_open_file_like\(f, 'wb'\)", text))
+    if error == "IsADirectoryError":
+        return answer(
+            title=f"A folder was given where a checkpoint file is expected: {path}",
+            meaning="torch.load opens one file; this path is a directory.",
+            cause=(
+                "The path names the folder that holds the checkpoints (pass the file in it), or"
+                " a checkpoint in torch's zip format was unzipped into a folder (or downloaded"
+                " as one) instead of kept as the single file it is."
+            ),
+            fix="Pass the checkpoint file itself; download it again and do not unzip it.",
+        )
+    if saving:
+        return answer(
+            title=f"torch.save cannot create {path}: its folder does not exist",
+            meaning="torch.save opens the file for writing; it does not create missing folders.",
+            cause="The folder of the checkpoint path was never created (or the path is relative"
+            " to another working directory).",
+            fix=(
+                "Create it first: os.makedirs(os.path.dirname(path), exist_ok=True), then save."
+            ),
+        )
+    return answer(
+        title=f"The checkpoint to load does not exist: {path}",
+        meaning="torch.load was given a path with no file at it.",
+        cause=(
+            "The path is a placeholder from the instructions (/path/to/...), relative to another"
+            " working directory, names a checkpoint that was never downloaded or trained, or"
+            " spells its name differently from the file on disk."
+        ),
+        fix=(
+            "Check the path (os.path.exists(path), ls the folder): download or train the"
+            " checkpoint first, pass an absolute path, and match the file's exact name."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "tensor-as-key",
@@ -252,5 +327,16 @@ KNOWN: list[KnownError] = [
         r"(?:(\w+)\.)?forward\(\) takes (\d+) positional arguments? but (\d+) (?:were|was) given"
         r"|forward\(\) takes exactly (\d+) arguments? \((\d+) given\)",
         _forward_arguments,
+    ),
+    known(
+        "framework-hook-signature",
+        rf"(?:\w+\.)?({FRAMEWORK_HOOKS})\(\) takes (\d+) positional arguments? but (\d+) were given",
+        _hook_signature,
+    ),
+    known(
+        "checkpoint-path",
+        rf"(FileNotFoundError|IsADirectoryError): \[Errno \d+\] (?:No such file or directory"
+        rf"|Is a directory): '({CHECKPOINT_PATH})'",
+        _checkpoint_path,
     ),
 ]
