@@ -247,7 +247,9 @@ def _worker_exited(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
-        r"Can't (?:pickle|get) local object '([^']+)'|Can't pickle (<function <lambda>[^>]*>)"
+        # "Cannot pickle" in some wordings; a paste may lose the closing quote
+        r"(?:Can't|Cannot) (?:pickle|get) local object '([^'\n]+)'?"
+        r"|Can't pickle (<function <lambda>[^>]*>)"
         r"|cannot (?:serialize|pickle) '(_io\.\w+|_thread\.\w+)' object",
         _pickle_local,
     ),
