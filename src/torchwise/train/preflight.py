@@ -223,7 +223,11 @@ def name_nonfinite(ctx: LoopContext | None, err: NonFiniteStep) -> TorchwiseErro
         return err
     module, step = first_nonfinite_module(ctx.model, err.window, precision=ctx.precision), err.step
     where = f"module '{module}'" if module else "no module's forward output (the gradient overflowed)"
-    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm)
+    # Whether the batch itself held NaN/inf: then the data, not the step size, is the cause.
+    inputs = [t for batch in err.window for t in tensors(split_batch(batch)[0]) if t.is_floating_point()]
+    inputs_finite = all(bool(torch.isfinite(t).all()) for t in inputs)
+    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm,
+                      inputs_finite=inputs_finite)
     return RunFailed(f"non-finite loss or gradient at step {step}: first non-finite output in {where}",
                      hint=err.hint)
 

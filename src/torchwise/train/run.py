@@ -50,6 +50,7 @@ from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_s
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.run_facts import run_facts
 from torchwise.train.signals import stop_on_signals
 from torchwise.train.tasks import build_task
 
@@ -310,6 +311,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
+    run.write_json("facts.json", run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader))
     check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)
     if workers_repeat(train_loader):
         run.log_event("stream_not_sharded", num_workers=train_loader.num_workers)
