@@ -145,7 +145,7 @@ class DictModel(nn.Module):
         self.forwards = 0
 
     def forward(self, features: torch.Tensor, labels: torch.Tensor | None = None) -> dict:
-        if self.training:
+        if self.training and torch.is_grad_enabled():  # training steps (not the check's no-grad forward)
             self.forwards += 1
             if self.forwards == self.interrupt_after_forward:
                 os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, in the middle of a step
@@ -178,9 +178,7 @@ def test_resume_after_sigint_is_bit_equal_with_dict_batches_and_user_objects(tmp
     reference = DictModel()
     ref = torchwise.fit(reference, DictData(), DictData(30, seed=1), runs_dir=tmp_path / "ref", config=config,
                         **objects)
-    # 18: the pre-training check now runs the first training batch in train mode too, so the 17th
-    # training forward is the 18th call
-    first = torchwise.fit(DictModel(interrupt_after_forward=18), DictData(), DictData(30, seed=1),
+    first = torchwise.fit(DictModel(interrupt_after_forward=17), DictData(), DictData(30, seed=1),
                           runs_dir=tmp_path / "stopped", config=config, **objects)
     assert first.status == "interrupted" and first.summary["steps"] == 9
     model = DictModel()

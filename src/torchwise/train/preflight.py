@@ -82,6 +82,8 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
     try:
         with unchanged(model, training=training), precision.autocast(), innermost_module(model) as where:
             output = call_model(model, inputs)
+    except torch.OutOfMemoryError:
+        return  # the batch does not fit: the loop retries it in smaller pieces, and says so if none fits
     except RuntimeError as err:
         raise ModelError(f"the model failed on its first {split} batch in {where.name or 'the model'} "
                          f"(inputs {describe(inputs)}): {err}".strip(),
