@@ -18,6 +18,7 @@ def command(
     vanishing_gradients, exploding_gradients, dead_units, data_bound. Exit 0 when healthy, 1 when
     a finding is a warning or an error. Reads the folder only; imports none of its code.
     """
+    from torchwise.cli.render import terminal_text
     from torchwise.diagnose.run_diagnosis import diagnose_run
     from torchwise.diagnose.run_finding import render_diagnosis
 
@@ -25,5 +26,5 @@ def command(
     if json_output:
         print(json.dumps(diagnosis.to_json(), indent=2))
     else:
-        print(render_diagnosis(diagnosis, verbose=True))
+        print(terminal_text(render_diagnosis(diagnosis, verbose=True)))
     raise typer.Exit(0 if diagnosis.healthy else 1)

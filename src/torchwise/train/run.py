@@ -285,6 +285,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                             base_dir=cfg.base_dir)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))
+    sign_written(run.path)  # model.json and data_stats.json decide what a load builds: signed too
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
