@@ -132,17 +132,16 @@ def read_text(path: Path, **kwargs: Any) -> str:
         raise FolderFileError(f"{path} is not UTF-8 text", hint=_HINT) from None
 
 
-def check_depth(path: Path, value: Any, *, max_depth: int | None = None) -> Any:
+def check_depth(path: Path, value: Any) -> Any:
     """``value`` back, or `FolderFileError` when it nests deeper than the limit (walked without
     recursion, so a deep document cannot exhaust the stack here either)."""
-    cap = max_depth or limit("TORCHWISE_MAX_DEPTH")
+    cap = limit("TORCHWISE_MAX_DEPTH")
     stack = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, (dict, list)):
             if depth > cap:
-                raise FolderFileError(f"{path} nests deeper than {cap} levels",
-                                      hint=f"if the file is genuine, raise TORCHWISE_MAX_DEPTH; otherwise {_HINT}")
+                raise _too_deep(path)
             stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
     return value
 
@@ -150,9 +149,18 @@ def check_depth(path: Path, value: Any, *, max_depth: int | None = None) -> Any:
 def parse_json(path: Path, text: str | bytes) -> Any:
     """A JSON document that names ``path`` in any error; deep nesting is refused."""
     try:
-        return check_depth(path, json.loads(text))
-    except (ValueError, RecursionError):
+        value = json.loads(text)
+    except ValueError:
         raise FolderFileError(f"{path} is not valid JSON", hint=_HINT) from None
+    except RecursionError:  # deeper than the parser's stack: past any depth limit
+        raise _too_deep(path) from None
+    return check_depth(path, value)
+
+
+def _too_deep(path: Path) -> FolderFileError:
+    cap = limit("TORCHWISE_MAX_DEPTH")
+    return FolderFileError(f"{path} nests deeper than {cap} levels",
+                           hint=f"if the file is genuine, raise TORCHWISE_MAX_DEPTH; otherwise {_HINT}")
 
 
 def read_json(path: Path, *, kind: type | None = dict) -> Any:
@@ -280,7 +288,7 @@ def parse_yaml(path: Path, text: str) -> Any:
         try:
             root = loader.get_single_node()
         except RecursionError:
-            raise FolderFileError(f"{path} nests too deeply", hint=_HINT) from None
+            raise _too_deep(path) from None
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -307,8 +315,7 @@ def _check_nodes(path: Path, root: Any) -> None:
                                   "time they are used)", hint=f"if it is genuine, raise TORCHWISE_MAX_YAML_NODES; "
                                                               f"otherwise {_HINT}")
         if depth > max_depth:
-            raise FolderFileError(f"{path} nests deeper than {max_depth} levels",
-                                  hint=f"if it is genuine, raise TORCHWISE_MAX_DEPTH; otherwise {_HINT}")
+            raise _too_deep(path)
         if node.tag not in PLAIN_TAGS:
             line = node.start_mark.line + 1 if node.start_mark is not None else "?"
             raise FolderFileError(f"{path}:{line}: the YAML tag {node.tag} is not plain data",
