@@ -14,6 +14,7 @@ writes (malformed, or a field of the wrong type) is a `FolderFileError` naming t
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,10 +137,10 @@ def read_run(path: Path) -> RunRecord:
     """Read a run folder; raise `RunNotFound` when it holds neither summary.json nor config.yaml."""
     path = Path(path)
     summary, config_file = path / "summary.json", path / "config.yaml"
-    if not path.is_dir() or not any(f.is_file() or f.is_symlink() for f in (summary, config_file)):
+    if not path.is_dir() or not any(os.path.lexists(f) for f in (summary, config_file)):
         raise RunNotFound(f"{path} is not a run folder (no summary.json or config.yaml in it)",
                           hint="pass a folder that `torchwise train` wrote, e.g. runs/digits")
-    config = read_yaml(config_file) if config_file.exists() or config_file.is_symlink() else {}
+    config = read_yaml(config_file) if os.path.lexists(config_file) else {}
     if not isinstance(config, dict):
         raise FolderFileError(f"{config_file} does not hold a run config", hint="restore the run's config.yaml")
     return RunRecord(
@@ -163,7 +164,8 @@ def find_runs(folder: Path) -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise RunNotFound(f"{folder} is not a folder", hint="pass the folder that holds the runs, e.g. runs")
-    if (folder / "summary.json").is_file():
+    # lexists: a planted link or FIFO as summary.json makes a folder a run to refuse, not to skip.
+    if os.path.lexists(folder / "summary.json"):
         return [folder]
     return sorted(p for p in folder.iterdir()
-                  if p.is_dir() and ((p / "summary.json").is_file() or (p / "config.yaml").is_file()))
+                  if p.is_dir() and any(os.path.lexists(p / name) for name in ("summary.json", "config.yaml")))
