@@ -91,11 +91,12 @@ def test_mistyped_documents_are_one_typed_error_naming_the_file(tmp_path):
 
 def test_a_metric_named_like_mathtext_or_html_is_shown_as_text(tmp_path):
     bench = Bench(tmp_path)
-    edit_summary(bench, name="<script>alert(1)</script>", final={"$\\frac{": 0.5, "val_loss": 0.1},
-                 best={"metric": "val_$\\frac{", "value": 0.1, "epoch": 0, "step": 4})
+    edit_summary(bench, name="<script>alert(1)</script>", final={"$\\frac{$": 0.5, "val_loss": 0.1},
+                 best={"metric": "val_$\\frac{$", "value": 0.1, "epoch": 0, "step": 4})
     outcome = bench.torchwise("report", str(bench.run))
     assert outcome.code == 0, outcome.stderr[-2000:]
     page = (bench.run / "report.html").read_text()
-    assert 'title="monitored: val_$\\frac{"' in page and "<td>$\\frac{</td>" in page
+    # Unescaped, matplotlib would parse "$\\frac{$" as mathtext and raise ValueError.
+    assert 'title="monitored: val_$\\frac{$"' in page and "<td>$\\frac{$</td>" in page
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     bench.assert_untouched()
