@@ -71,7 +71,9 @@ class RunFolder:
 
             raise ConfigError("log.tensorboard needs the tensorboard package",
                               hint="pip install 'torchwise[tensorboard]', or set log.tensorboard=false") from None
-        self._tensorboard = SummaryWriter(str(self.path / "tensorboard"))
+        from torchwise.runs.safe_io import check_folder
+
+        self._tensorboard = SummaryWriter(str(check_folder(self.path / "tensorboard")))  # not a planted link
 
     def enable_mlflow(self, config: dict[str, Any], *, uri: str | None, experiment: str) -> None:
         """Mirror params, metric lines and, at close, the folder's files to MLflow (runs/mlflow_log.py)."""

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from tests.hostile import LEGIT_SOURCE
 
 MEMORY_LIMIT = 1 << 30
 CPU_SECONDS = 10
@@ -52,20 +53,6 @@ def base_run() -> Path:
     return root / "runs" / "line"
 
 
-NET_SOURCE = """
-from torch import nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = nn.Linear(1, 1)
-
-    def forward(self, x):
-        return self.linear(x)
-"""
-
-
 @cache
 def foreign_model_run() -> Path:
     """A run of a custom model (``tw_attack_payload:Net``, harmless when it trained) written and
@@ -76,7 +63,7 @@ def foreign_model_run() -> Path:
     root = Path(tempfile.mkdtemp(prefix="tw-hostile-foreign-"))
     project = root / "project"
     project.mkdir()
-    (project / f"{PAYLOAD_MODULE}.py").write_text(NET_SOURCE)
+    (project / f"{PAYLOAD_MODULE}.py").write_text(LEGIT_SOURCE)  # a Linear(1, 1) as `linear`
     config = project / "net.yaml"
     config.write_text(yaml.safe_dump({
         "name": "net", "data": {"source": "synthetic-regression", "kwargs": {"n": 64}},

@@ -15,7 +15,8 @@ import zipfile
 import numpy as np
 from tests.runs.hostile.attack import HINT_FOLDER, Bench
 
-HINT_CORRUPT = "the checkpoint was cut off or corrupted; resume from checkpoints/best or another checkpoint, or start over"
+HINT_CORRUPT = ("the checkpoint was cut off or corrupted; resume from checkpoints/best or another checkpoint, "
+                "or start over")
 
 
 def not_regular(path) -> str:

@@ -17,6 +17,13 @@ TAG_HINT = ("a run's config.yaml holds mappings, lists, strings, numbers, boolea
             "file from the run's owner, or remove it; a folder someone sent you may be hostile")
 
 
+def gate_refused(bench: Bench, outcome, reason: str, listed: str) -> None:
+    """The trust gate's refusal: why the folder is foreign, the one target it lists, the base_dir."""
+    bench.refused(outcome, f"{bench.run} is not a run you wrote ({reason}), and opening it would import code it "
+                           f"names:\n{listed}\n  and puts its base_dir {bench.payload} first on sys.path while "
+                           "importing them", GATE_HINT.format(run=bench.run))
+
+
 def with_tagged_target(bench: Bench, tagged: str) -> int:
     """Write the model target as ``tagged`` YAML; return the line it is on."""
     config = bench.config()
@@ -52,11 +59,8 @@ def test_a_bare_metric_string_is_seen_by_the_gate_and_by_trust(tmp_path):
     bench.write_config(config)
     listed = (f"  task.metrics.score.target  {PAYLOAD_MODULE}:metric  ->  imports {PAYLOAD_MODULE} from "
               f"{bench.payload / (PAYLOAD_MODULE + '.py')}")
-    bench.refused(bench.torchwise("resume", str(bench.run), "train.epochs=2"),
-                  f"{bench.run} is not a run you wrote (config.yaml changed since it was signed), and opening it "
-                  f"would import code it names:\n{listed}\n"
-                  f"  and puts its base_dir {bench.payload} first on sys.path while importing them",
-                  GATE_HINT.format(run=bench.run))
+    gate_refused(bench, bench.torchwise("resume", str(bench.run), "train.epochs=2"),
+                 "config.yaml changed since it was signed", listed)
     # `trust` lists exactly what the gate checks; answered "no", it signs nothing.
     described = bench.torchwise("trust", str(bench.run))
     assert described.code == 1 and listed in described.stdout.splitlines(), described.stdout
@@ -81,15 +85,13 @@ def test_fit_resume_with_the_model_passed_does_not_sign_the_foreign_target(tmp_p
         "    def forward(self, x):\n"
         "        return self.linear(x)\n"
         "x = torch.rand(64, 1); data = torch.utils.data.TensorDataset(x, 2 * x)\n"
-        f"result = torchwise.fit(Net(), data, val_data=data, resume={str(bench.run)!r}, overrides=['train.epochs=2'], quiet=True)\n"
+        f"result = torchwise.fit(Net(), data, val_data=data, resume={str(bench.run)!r}, "
+        "overrides=['train.epochs=2'], quiet=True)\n"
         "print(result.summary['status'], result.summary['epochs'])\n"
         f"print(verify_run(Path({str(bench.run)!r})).reason)\n")
     assert fit.code == 0, fit.stderr[-2000:]
     assert fit.stdout.splitlines()[-2:] == ["completed 2", "it was signed by another account or machine"]
     listed = (f"  model.target  {PAYLOAD_MODULE}:Net  ->  imports {PAYLOAD_MODULE} from "
               f"{bench.payload / (PAYLOAD_MODULE + '.py')}")
-    bench.refused(bench.torchwise("resume", str(bench.run), "train.epochs=3"),
-                  f"{bench.run} is not a run you wrote (it was signed by another account or machine), and opening it "
-                  f"would import code it names:\n{listed}\n"
-                  f"  and puts its base_dir {bench.payload} first on sys.path while importing them",
-                  GATE_HINT.format(run=bench.run))
+    gate_refused(bench, bench.torchwise("resume", str(bench.run), "train.epochs=3"),
+                 "it was signed by another account or machine", listed)

@@ -59,16 +59,16 @@ def test_deep_json_is_one_typed_error(tmp_path):
         bench.refused(bench.torchwise(command, str(bench.run)), deep, hint)
     (bench.run / "summary.json").write_text(json.dumps({"status": "completed"}))
     (bench.run / "diagnosis.json").write_text('{"findings": ' + "[" * 70 + "]" * 70 + "}")
-    bench.refused(bench.torchwise("runs", str(bench.run)), f"{bench.run / 'diagnosis.json'} nests deeper than 64 levels",
-                  hint)
+    bench.refused(bench.torchwise("runs", str(bench.run)),
+                  f"{bench.run / 'diagnosis.json'} nests deeper than 64 levels", hint)
 
 
 def test_mistyped_documents_are_one_typed_error_naming_the_file(tmp_path):
     bench = Bench(tmp_path)
     summary = (bench.run / "summary.json").read_text()
     edit_summary(bench, best=5)
-    bench.refused(bench.torchwise("runs", str(bench.run)), f"{bench.run / 'summary.json'}: best has the wrong type (int)",
-                  RESTORE)
+    bench.refused(bench.torchwise("runs", str(bench.run)),
+                  f"{bench.run / 'summary.json'}: best has the wrong type (int)", RESTORE)
     edit_summary(bench, best={"metric": ["val_loss"], "value": 0.1})
     bench.refused(bench.torchwise("report", str(bench.run)),
                   f"{bench.run / 'summary.json'}: best.metric has the wrong type (list)", RESTORE)
