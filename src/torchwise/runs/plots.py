@@ -85,7 +85,8 @@ def plot_png(panel: Panel, *, width: float = 6.4, height: float = 3.6) -> bytes:
 def monitored(record: RunRecord) -> str:
     """The metric that picked the best checkpoint (``val_accuracy``), from the summary or config."""
     best = record.summary.get("best") or {}
-    return str(best.get("metric") or (record.config.get("train") or {}).get("monitor") or "val_loss")
+    train = record.config.get("train")  # a reader's config is unvalidated data: any type
+    return str(best.get("metric") or (train.get("monitor") if isinstance(train, dict) else None) or "val_loss")
 
 
 def metric_line(record: RunRecord, metric: str, label: str) -> Line:

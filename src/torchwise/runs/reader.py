@@ -123,6 +123,21 @@ def check_summary(path: Path, summary: dict[str, Any]) -> dict[str, Any]:
     return summary
 
 
+def check_sections(path: Path, config: Any) -> dict[str, Any]:
+    """A reader's config is data it does not validate (older runs may hold other keys), but its
+    sections must be mappings where the schema has them, as every reader assumes."""
+    from torchwise.config import RunConfig
+
+    if not isinstance(config, dict):
+        raise FolderFileError(f"{path} does not hold a run config", hint="restore the run's config.yaml")
+    sections = [name for name, value in RunConfig().to_yaml_dict().items() if isinstance(value, dict)]
+    for name in sections:
+        if config.get(name) is not None and not isinstance(config[name], dict):
+            raise FolderFileError(f"{path}: {name} is not a mapping of settings",
+                                  hint="restore the file from the run's owner, or remove it")
+    return config
+
+
 def check_diagnosis(path: Path, diagnosis: dict[str, Any] | None) -> dict[str, Any] | None:
     findings = (diagnosis or {}).get("findings", [])
     if not isinstance(findings, list) or not all(
@@ -141,8 +156,7 @@ def read_run(path: Path) -> RunRecord:
         raise RunNotFound(f"{path} is not a run folder (no summary.json or config.yaml in it)",
                           hint="pass a folder that `torchwise train` wrote, e.g. runs/digits")
     config = read_yaml(config_file) if os.path.lexists(config_file) else {}
-    if not isinstance(config, dict):
-        raise FolderFileError(f"{config_file} does not hold a run config", hint="restore the run's config.yaml")
+    check_sections(config_file, config)
     return RunRecord(
         path=path, summary=check_summary(summary, _read_json(summary) or {}), config=config,
         metrics=_read_log(path / "metrics.jsonl"), events=_read_log(path / "events.jsonl"),

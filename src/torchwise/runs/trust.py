@@ -169,7 +169,7 @@ def sign_written(run_dir: Path) -> None:
         return
     try:
         sign_run(run_dir)
-    except (OSError, TrustError) as err:
+    except (OSError, TrustError, FolderFileError) as err:  # FolderFileError: a link planted as signature.json
         if not _unsigned_warned:
             _unsigned_warned.append(str(run_dir))
             message = getattr(err, "message", None) or str(err)

@@ -80,6 +80,11 @@ def test_mistyped_documents_are_one_typed_error_naming_the_file(tmp_path):
     bench.refused(bench.torchwise("runs", str(bench.run)),
                   f"{bench.run / 'diagnosis.json'}: findings is not the list torchwise writes",
                   "restore the file from the run's owner, or remove it (diagnose writes it again)")
+    config = bench.config()
+    bench.write_config({**config, "optim": 5})
+    bench.refused(bench.torchwise("diagnose", str(bench.run)),
+                  f"{bench.run / 'config.yaml'}: optim is not a mapping of settings", RESTORE)
+    bench.write_config(config)
     record = json.loads((bench.run / "model.json").read_text())
     (bench.run / "model.json").write_text(json.dumps({**record, "sample_shape": "1"}))
     bench.refused(bench.torchwise("export", str(bench.run)),
