@@ -23,7 +23,7 @@ def test_a_variable_raises_a_limit_and_a_bad_one_is_refused(tmp_path, monkeypatc
     document = tmp_path / "summary.json"
     document.write_text(json.dumps({"name": "x" * 100}))
     monkeypatch.setenv("TORCHWISE_MAX_DOCUMENT_BYTES", "50")
-    with pytest.raises(FolderFileError, match=r"is 114 bytes, over the 50-byte limit"):
+    with pytest.raises(FolderFileError, match=r"is 112 bytes, over the 50-byte limit"):
         read_json(document)
     monkeypatch.setenv("TORCHWISE_MAX_DOCUMENT_BYTES", "200")
     assert read_json(document) == {"name": "x" * 100}
