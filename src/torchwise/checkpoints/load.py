@@ -53,6 +53,8 @@ def load_model(run_dir: str | Path, model: nn.Module | None = None, *,
     folder = checkpoint_folder(run_dir, which)
     if model is None:
         model = build_run_model(run_dir, trust_code=trust_code)
+    else:
+        model = with_run_options(run_dir, model)
     model = model.to(torch.device(device))
     checkpoint = load_checkpoint(folder, map_location=device)
     load_weights(model, checkpoint)
@@ -118,6 +120,21 @@ def read_model_record(run_dir: Path) -> dict:
     if not all(isinstance(record.get(key), (str, type(None))) for key in ("source", "class")):
         raise FolderFileError(f"{path}: source and class must be text", hint="restore the file from the run's owner")
     return record
+
+
+def with_run_options(run_dir: Path, model: nn.Module) -> nn.Module:
+    """A model passed to `load_model` gets the run's ``model.lora`` adapters (peft's wrapper), so
+    that the checkpoint's adapter weights have their place; the config is read as data (the
+    options name no code)."""
+    from torchwise.config import LoraConfig, ModelConfig
+    from torchwise.models import with_options
+    from torchwise.runs.trust import read_run_config
+
+    section = read_run_config(run_dir).get("model")
+    lora = section.get("lora") if isinstance(section, dict) else None  # data from the folder: any type
+    if not isinstance(lora, dict) or not lora or hasattr(model, "peft_config"):
+        return model
+    return with_options(model, ModelConfig(name=None, lora=LoraConfig(**lora)))
 
 
 def model_record(model: nn.Module, *, from_config: bool, sample_shape: tuple[int, ...] | None,
