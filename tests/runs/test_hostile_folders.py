@@ -83,9 +83,9 @@ def test_resume_stops_every_hostile_folder_before_any_code(hostile):
     for (name, folder), outcome in zip(folders.items(), outcomes, strict=True):
         assert_stopped_with_the_list(outcome, folder, REASONS[name], marker)
     base_dir = folders["base_dir_module"]
-    expected = [f"  model.target  {'tw_hostile_model:Net':<25}  ->  imports tw_hostile_model from "
+    expected = [f"  model.target      {'tw_hostile_model:Net':<25}  ->  imports tw_hostile_model from "
                 f"{marker.parent / 'payload' / 'tw_hostile_model.py'}",
-                f"  task.loss     tw_hostile_pkg.models:Net  ->  imports tw_hostile_pkg.models from "
+                f"  task.loss.target  tw_hostile_pkg.models:Net  ->  imports tw_hostile_pkg.models from "
                 f"{marker.parent / 'payload' / 'tw_hostile_pkg' / 'models.py'} (after 1 package __init__ file "
                 "above it)",
                 f"  and puts its base_dir {marker.parent / 'payload'} first on sys.path while importing them"]
@@ -105,7 +105,7 @@ def test_python_resume_stops_too(hostile, tmp_path):
     (folder / "config.yaml").write_text(config)
     (outcome,) = open_in_fresh_process([("python", source)])
     assert_stopped_with_the_list(outcome, folder, REASONS["copied_signature"], marker)
-    assert "  task.loss  tw_hostile_model:loss  ->  imports tw_hostile_model from " in outcome.stderr
+    assert "  task.loss.target  tw_hostile_model:loss  ->  imports tw_hostile_model from " in outcome.stderr
 
 
 def test_own_run_resumes_with_no_flag_even_moved(legit_run, tmp_path, capsys):

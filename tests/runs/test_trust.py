@@ -115,32 +115,38 @@ def test_an_edited_signature_and_another_users_key(key_dir, tmp_path, monkeypatc
 
 
 def test_code_targets_lists_every_section_and_skips_what_the_caller_supplies(tmp_path):
+    from torchwise.config import load_config
+
     (tmp_path / "my_model.py").write_text("raise SystemExit('imported')\n")
-    config = {"model": {"name": None, "target": "my_model:Net"},
-              "data": {"source": "target", "target": "subprocess:run", "val": {"target": "os:system"}},
-              "task": {"loss": "my_model:loss"}, "metrics": [{"target": "json:dumps"}],
-              "base_dir": str(tmp_path)}
-    found = {item.key: (item.target, item.origin) for item in code_targets(config, base_dir=tmp_path)}
-    assert list(found) == ["model.target", "data.target", "data.val.target", "task.loss", "metrics.0.target"]
+    config = load_config(None, base={
+        "model": {"name": None, "target": "my_model:Net"}, "data": {"source": "target", "target": "subprocess:run"},
+        "task": {"loss": "my_model:loss", "metrics": {"acc": "json:dumps"}}, "optim": {"target": "os:system"},
+        "schedule": {"target": "pty:spawn"}, "base_dir": str(tmp_path)})
+    found = {item.key: (item.target, item.origin) for item in code_targets(config)}
+    assert list(found) == ["data.target", "model.target", "task.loss.target", "task.metrics.acc.target",
+                           "optim.target", "schedule.target"]
     assert found["model.target"][1].files == (tmp_path / "my_model.py",)
     assert found["data.target"][1].files[-1].name == "subprocess.py"
-    skipped = code_targets(config, base_dir=tmp_path, skip=("model", "data"))
-    assert [item.key for item in skipped] == ["task.loss", "metrics.0.target"]
+    skipped = code_targets(config, skip=("model", "data", "optim"))
+    assert [item.key for item in skipped] == ["task.loss.target", "task.metrics.acc.target", "schedule.target"]
 
 
 def test_gate_passes_builtins_and_signed_folders_and_lists_the_rest(key_dir, tmp_path):
+    from torchwise.config import load_config
+
     builtin = make_run(tmp_path / "digits")
-    check_run_trust(builtin, {"model": {"name": "mlp", "target": None}, "data": {"source": "digits"}})
+    check_run_trust(builtin, load_config(None, base={"model": {"name": "mlp"}, "data": {"source": "digits"}}))
     hostile = make_run(tmp_path / "hostile")
     (hostile / "my_model.py").write_text("open('marker', 'w')\n")
-    config = {"model": {"target": "my_model:Net"}, "task": {"loss": "subprocess:run"}, "base_dir": str(hostile)}
+    config = load_config(None, base={"model": {"target": "my_model:Net"}, "task": {"loss": "subprocess:run"},
+                                     "base_dir": str(hostile)})
     with pytest.raises(UntrustedCodeError) as caught:
         check_run_trust(hostile, config)
     message = caught.value.message
     assert message.startswith(f"{hostile} is not a run you wrote (it has no signature, so it was not written "
                               "by torchwise on this account), and opening it would import code it names:\n")
-    assert f"  model.target  my_model:Net    ->  imports my_model from {hostile / 'my_model.py'}\n" in message
-    assert "  task.loss     subprocess:run  ->  imports subprocess from /" in message
+    assert f"  model.target      my_model:Net    ->  imports my_model from {hostile / 'my_model.py'}\n" in message
+    assert "  task.loss.target  subprocess:run  ->  imports subprocess from /" in message
     assert message.endswith(f"  and puts its base_dir {hostile} first on sys.path while importing them")
     assert caught.value.hint == (
         f"read that code first; to accept it, add --trust-code (Python: trust_code=True), or run "

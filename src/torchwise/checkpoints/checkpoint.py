@@ -48,7 +48,7 @@ FORMAT = "torchwise-checkpoint"
 FORMAT_VERSION = 1
 MODEL_FILE = "model.safetensors"
 STATE_FILE = "state.safetensors"
-TENSOR_FILES = (MODEL_FILE, STATE_FILE)
+TENSOR_FILES = (MODEL_FILE, STATE_FILE)  # integrity.py names them too (it must not import torch)
 _FILE_FIELDS = ("sha256", "size")  # what meta.json records of each tensor file
 _RESERVED = frozenset(
     {
@@ -311,8 +311,12 @@ def _write_meta(path: Path, document: dict[str, Any]) -> None:
 
 
 def _read_meta(path: Path) -> dict[str, Any]:
+    from torchwise.runs.safe_io import FolderFileError, read_bytes
+
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)  # no link followed, a regular file, size-limited
+    except FolderFileError as error:
+        raise CheckpointError(error.message, hint=_HINT_CORRUPT) from None
     except OSError as error:
         raise CheckpointError(f"cannot read {path}: {error.strerror}", hint=_HINT_CORRUPT) from None
     try:
@@ -364,7 +368,7 @@ def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
                 f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
             )
         try:
-            size = file_path.stat().st_size
+            size = regular_size(file_path)
             digest = sha256_file(file_path) if size == expected["size"] else None
         except FileNotFoundError:
             raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT) from None
@@ -381,6 +385,21 @@ def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
                 f"{file_path} fails its sha256 checksum: its bytes changed since it was written",
                 hint=_HINT_CORRUPT,
             )
+
+
+def regular_size(path: Path) -> int:
+    """The size of a tensor file, which must be a regular file and not a link (a FIFO or
+    ``/dev/zero`` in its place would hang or never end a read)."""
+    from torchwise.runs.safe_io import FolderFileError, open_regular
+
+    try:
+        fd = open_regular(path)
+    except FolderFileError as error:
+        raise CheckpointError(error.message, hint=_HINT_CORRUPT) from None
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
 
 
 def _load_tensors(path: Path, device: str | torch.device) -> dict[str, torch.Tensor]:

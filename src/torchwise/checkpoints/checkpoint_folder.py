@@ -66,8 +66,19 @@ def find_checkpoint(directory: Path) -> Path | None:
     >>> find_checkpoint(Path(tempfile.mkdtemp()) / "last") is None
     True
     """
+    from torchwise.runs.safe_io import FolderFileError, sibling_link_target
+
     directory = Path(directory)
-    if directory.is_dir():
+    if directory.parent.is_symlink():
+        raise CheckpointError(f"{directory.parent} is a symbolic link; torchwise does not follow links in a run folder",
+                              hint="restore the run's checkpoints folder; a folder someone sent you may be hostile")
+    try:
+        target = sibling_link_target(directory)
+    except FolderFileError as error:
+        raise CheckpointError(error.message, hint=error.hint) from None
+    if target is not None and target.is_dir():
+        return target.resolve()
+    if target is None and directory.is_dir():
         return directory.resolve()
     if directory.exists():
         raise CheckpointError(
@@ -255,6 +266,9 @@ def copy_checkpoint(source: Path, directory: Path) -> None:
 def publish_folder(directory: Path, fill: Callable[[Path], None]) -> None:
     """Fill a staging folder beside ``directory``, make it durable, swap it in, then delete the
     folder it replaced: at every instant ``directory`` is the old or the new checkpoint."""
+    if directory.parent.is_symlink():  # a planted `checkpoints -> elsewhere` would take the writes outside
+        raise CheckpointError(f"{directory.parent} is a symbolic link; torchwise does not write through links in "
+                              "a run folder", hint="replace it with a real folder (or remove it) and run again")
     tmp, data, link = staging_paths(directory)
     try:
         tmp.mkdir()

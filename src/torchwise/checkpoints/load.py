@@ -20,7 +20,6 @@ False
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -91,8 +90,7 @@ def build_run_model(run_dir: Path, *, trust_code: bool = False) -> nn.Module:
     from torchwise.runs.trust import open_run_config
 
     cfg = open_run_config(run_dir, trust_code=trust_code, sections=("model",))
-    record_path = run_dir / MODEL_RECORD
-    record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+    record = read_model_record(run_dir)
     if record.get("source") == "python" or (cfg.model.target is None and cfg.model.name is None):
         shown = f" ({record['class']})" if record.get("class") else ""
         raise CheckpointError(
@@ -106,6 +104,24 @@ def build_run_model(run_dir: Path, *, trust_code: bool = False) -> nn.Module:
                        out_features=record.get("out_features", 0), base_dir=cfg.base_dir)
 
 
+def read_model_record(run_dir: Path) -> dict:
+    """``model.json`` ({} when absent), its sizes checked before anything is built from them:
+    a sample shape of whole numbers within the sample limit, ``out_features`` a whole number."""
+    from torchwise.runs.safe_io import FolderFileError, limit, read_json_or_none, sample_elements
+
+    path = run_dir / MODEL_RECORD
+    record = read_json_or_none(path) or {}
+    if record.get("sample_shape") is not None:
+        sample_elements(path, record["sample_shape"])
+    out = record.get("out_features")
+    if out is not None and (type(out) is not int or not 0 <= out <= limit("TORCHWISE_MAX_SAMPLE_ELEMENTS")):
+        raise FolderFileError(f"{path}: out_features is {str(out)[:40]}, not a size torchwise writes",
+                              hint="restore the file from the run's owner, or remove it")
+    if not all(isinstance(record.get(key), (str, type(None))) for key in ("source", "class")):
+        raise FolderFileError(f"{path}: source and class must be text", hint="restore the file from the run's owner")
+    return record
+
+
 def with_run_options(run_dir: Path, model: nn.Module) -> nn.Module:
     """A model passed to `load_model` gets the run's ``model.lora`` adapters (peft's wrapper), so
     that the checkpoint's adapter weights have their place; the config is read as data (the
@@ -114,8 +130,9 @@ def with_run_options(run_dir: Path, model: nn.Module) -> nn.Module:
     from torchwise.models import with_options
     from torchwise.runs.trust import read_run_config
 
-    lora = (read_run_config(run_dir).get("model") or {}).get("lora")
-    if not lora or hasattr(model, "peft_config"):
+    section = read_run_config(run_dir).get("model")
+    lora = section.get("lora") if isinstance(section, dict) else None  # data from the folder: any type
+    if not isinstance(lora, dict) or not lora or hasattr(model, "peft_config"):
         return model
     return with_options(model, ModelConfig(name=None, lora=LoraConfig(**lora)))
 

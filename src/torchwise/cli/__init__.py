@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> None:
         from torchwise.cli.render import user_frame
 
         where = user_frame(err)
-        print(f"error: unexpected {type(err).__name__}: {err}" + (f"\n  at {where}" if where else ""),
+        from torchwise.cli.render import terminal_text
+
+        print(terminal_text(f"error: unexpected {type(err).__name__}: {err}" + (f"\n  at {where}" if where else "")),
               file=sys.stderr)
         if not debug:
             print("hint: rerun with --debug for the traceback", file=sys.stderr)
@@ -97,8 +99,10 @@ def print_version(value: bool) -> None:
 
 def report_error(err: BaseException) -> None:
     """Print ``error:`` and, where known, ``hint:`` on stderr."""
+    from torchwise.cli.render import terminal_text
+
     message = getattr(err, "message", str(err))
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {terminal_text(message)}", file=sys.stderr)  # messages quote folder contents
     hint = getattr(err, "hint", None)
     if hint:
-        print(f"hint: {hint}", file=sys.stderr)
+        print(f"hint: {terminal_text(hint)}", file=sys.stderr)

@@ -20,6 +20,7 @@ def command(
 
     Each code and when it fires: docs/diagnose.md.
     """
+    from torchwise.cli.render import terminal_text
     from torchwise.diagnose.run_diagnosis import diagnose_run
     from torchwise.diagnose.run_finding import render_diagnosis
 
@@ -27,7 +28,7 @@ def command(
     if json_output:
         print(json.dumps(diagnosis.to_json(), indent=2))
     else:
-        print(render_diagnosis(diagnosis, verbose=True))
+        print(terminal_text(render_diagnosis(diagnosis, verbose=True)))
     raise typer.Exit(0 if diagnosis.healthy else 1)
 
 

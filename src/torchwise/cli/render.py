@@ -8,6 +8,20 @@ from typing import Any
 
 from torchwise.errors import RunFailed, TorchwiseError
 
+# C0 controls but tab and newline, DEL, and C1: what a terminal may read as a command (ESC
+# starts a sequence that can move the cursor, retitle the window or rewrite what was shown).
+_CONTROL = dict.fromkeys([*range(0, 9), *range(11, 32), 127, *range(128, 160)])
+
+
+def terminal_text(value: Any) -> str:
+    """``value`` as text safe to print: control characters removed. Everything a command prints
+    from a run or artefact folder (names, metrics, reasons, paths, error messages) passes here.
+
+    >>> terminal_text("run\x1b]0;owned\x07 ok")
+    'run]0;owned ok'
+    """
+    return str(value).translate(_CONTROL)
+
 
 def run_or_explain(action: Callable[[], Any]) -> Any:
     """Run ``action``; a crash in user code becomes a `RunFailed` whose hint explains it."""
@@ -89,13 +103,12 @@ def print_run_result(result: Any) -> None:
 
 def print_diagnosis(run_dir: Any) -> None:
     """The run's diagnosis.json: one line when healthy, each finding with why and fix otherwise."""
-    import json
-
     from torchwise.diagnose.run_finding import Diagnosis, RunFinding, render_diagnosis
+    from torchwise.runs.safe_io import read_json_or_none
 
     try:
-        data = json.loads((run_dir / "diagnosis.json").read_text())
-    except (OSError, ValueError):
+        data = read_json_or_none(run_dir / "diagnosis.json")
+        diagnosis = Diagnosis(run=data["run"], findings=[RunFinding(**f) for f in data["findings"]])
+    except (TorchwiseError, TypeError, KeyError):  # the run just wrote it: absent only if diagnosing failed
         return
-    diagnosis = Diagnosis(run=data["run"], findings=[RunFinding(**f) for f in data["findings"]])
-    print(render_diagnosis(diagnosis))
+    print(terminal_text(render_diagnosis(diagnosis)))

@@ -68,8 +68,19 @@ def render_ledger(rows: list[dict]) -> None:
         table.add_column(column, overflow="fold", no_wrap=index in (0, 1, 2, 4, 5),
                          min_width=min(widths[index], 14) if roomy else None)
     for cell in cells:
-        table.add_row(*cell)
+        table.add_row(*(safe_cell(c) for c in cell))
     console.print(table if rows else "no runs here")
+
+
+def safe_cell(cell):
+    """A cell as the terminal may show it: text from a folder without control characters."""
+    from rich.text import Text
+
+    from torchwise.cli.render import terminal_text
+
+    if isinstance(cell, Text):
+        return Text(terminal_text(cell.plain), style=cell.style)
+    return terminal_text(cell)
 
 
 def compare_command(paths: list[Path], *, json_output: bool, png: Path | None) -> None:
@@ -101,13 +112,13 @@ def render_compare(result: dict) -> None:
     table = Table(title_justify="left")
     table.add_column("")
     for name in names:
-        table.add_column(name, overflow="fold")
-    table.add_row("status", *(run["status"] for run in result["runs"]))
-    for key, values in result["config"].items():
-        table.add_row(key, *(json.dumps(v) for v in values))
-    table.add_row("best", *(best_text(b) for b in result["best"]))
-    for metric, values in result["final"].items():
-        table.add_row(f"final {metric}", *(number(v) for v in values))
+        table.add_column(safe_cell(name), overflow="fold")
+    rows = [["status", *(run["status"] for run in result["runs"])]]
+    rows += [[key, *(json.dumps(v) for v in values)] for key, values in result["config"].items()]
+    rows.append(["best", *(best_text(b) for b in result["best"])])
+    rows += [[f"final {metric}", *(number(v) for v in values)] for metric, values in result["final"].items()]
+    for row in rows:
+        table.add_row(*(safe_cell(c) for c in row))
     console = Console()
     console.print(table)
-    console.print(f"curves: {result['png']}")
+    console.print(safe_cell(f"curves: {result['png']}"))

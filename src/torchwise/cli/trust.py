@@ -13,16 +13,19 @@ def command(
     yes: bool = typer.Option(False, "--yes", "-y", help="Sign without asking (the list is still printed)."),
 ) -> None:
     """Review the code a run folder or artefact would run, and sign it so torchwise accepts it."""
+    from torchwise.cli.render import terminal_text
     from torchwise.runs.trust import verify_artefact, verify_run
 
     artefact = path.is_file()
+    if not artefact:
+        refuse_damaged(path)
     verdict = verify_artefact(path) if artefact else verify_run(path)
     if verdict.trusted:
         typer.echo(f"{path} is signed by you already; nothing to do")
         return
     describe = _describe_artefact if artefact else _describe_run
-    typer.echo(f"{path} is not signed by you: {verdict.reason}.")
-    typer.echo(describe(path))
+    typer.echo(terminal_text(f"{path} is not signed by you: {verdict.reason}."))
+    typer.echo(terminal_text(describe(path)))
     if not yes and not typer.confirm(f"Sign {path} as yours, so that torchwise runs this code without asking?"):
         typer.echo("not signed")
         raise typer.Exit(1)
@@ -32,15 +35,26 @@ def command(
     typer.echo(f"signed {path}")
 
 
-def _describe_run(run_dir: Path) -> str:
-    from torchwise.runs.trust import code_targets, describe_code, read_run_config
+def refuse_damaged(run_dir: Path) -> None:
+    """A run whose checkpoints do not match their meta.json is not signed (nor called yours)."""
+    from torchwise.checkpoints.integrity import damage
+    from torchwise.errors import CheckpointError
 
-    config = read_run_config(run_dir)
-    base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
-    code = code_targets(config, base_dir=base_dir)
+    found = damage(run_dir)
+    if found:
+        raise CheckpointError(f"{run_dir} is damaged: {'; '.join(found)}",
+                              hint="get the checkpoint files again from whoever wrote the run; torchwise "
+                                   "cannot resume, export or predict from a damaged checkpoint")
+
+
+def _describe_run(run_dir: Path) -> str:
+    from torchwise.runs.trust import code_targets, describe_code, validated_run_config
+
+    cfg = validated_run_config(run_dir)  # the typed config: exactly what the gate checks
+    code = code_targets(cfg)
     if not code:
         return "Its config names only torchwise built-ins: opening it imports no code of its own."
-    return f"Opening it imports code it names:\n{describe_code(code, base_dir=base_dir)}"
+    return f"Opening it imports code it names:\n{describe_code(code, base_dir=cfg.base_dir)}"
 
 
 def _describe_artefact(artefact: Path) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import tempfile
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,8 +71,11 @@ def export_module(model: torch.nn.Module, example_inputs: Any, *, fmt: str = "ex
     signature = InputSignature.of(example, dynamic_batch=dynamic_batch)
     batches = [slice_batch(example, 0, 1), example] if dynamic_batch else [example]
     out.parent.mkdir(parents=True, exist_ok=True)
-    # The artefact takes its name only once it has passed verification.
-    staging = out.with_name(f".{out.stem}.tmp-{os.getpid()}{FORMATS[fmt]}")
+    # The artefact takes its name only once it has passed verification; the staging name is
+    # mkstemp's (unpredictable, created by us), so nothing planted there is written through.
+    handle, staging_name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=f".tmp{FORMATS[fmt]}", dir=out.parent)
+    os.close(handle)
+    staging = Path(staging_name)
     with eval_on_cpu(model) as eager:
         try:
             notes = write_artefact(eager, example, signature, fmt=fmt, path=staging)
@@ -141,12 +145,13 @@ def export_run(run_dir: str | Path, *, fmt: str = "exported", checkpoint: str = 
     ``trust_code=True`` accepts the code named by a run folder this user did not write.
     """
     from torchwise.export.run_info import read_run
+    from torchwise.runs.safe_io import check_folder
 
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}", hint=f"use one of: {', '.join(FORMATS)}")
     run_dir = Path(run_dir)
     name = f"model{'' if checkpoint == 'best' else '-' + checkpoint}{FORMATS[fmt]}"
-    target = Path(out) if out is not None else run_dir / "export"
+    target = Path(out) if out is not None else check_folder(run_dir / "export")  # not a planted link
     if out is None or target.is_dir() or not target.suffix:  # a folder: the default name inside it
         target = target / name
     info = read_run(run_dir, checkpoint=checkpoint, model=model, example_inputs=example_inputs,

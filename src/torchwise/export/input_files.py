@@ -104,6 +104,8 @@ def _label_tensor(cells: list[str], classes: list[str] | None) -> torch.Tensor |
 def read_array_file(path: Path, signature: InputSignature, *, target_name: str | None) -> RawInputs:
     """An ``.npz`` (no pickle) or a ``.pt`` (weights_only): one array, or arrays named like the
     model's inputs (``x`` is accepted for a single input); ``y`` or the target name gives labels."""
+    if path.suffix == ".npz":
+        check_npz(path)
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
@@ -130,6 +132,35 @@ def read_array_file(path: Path, signature: InputSignature, *, target_name: str |
     labels = next((torch.as_tensor(arrays[key]) for key in ("y", target_name) if key and key in arrays), None)
     count = len(tensors[0])
     return RawInputs(inputs=signature.rebuild(tensors), ids=[str(i) for i in range(count)], labels=labels)
+
+
+def check_npz(path: Path) -> None:
+    """Refuse an ``.npz`` before loading it when its arrays, by the shapes and dtypes their headers
+    declare, would take more than the input limit (a small file can inflate to gigabytes), or
+    when a member's data is not what its header declares."""
+    import zipfile
+
+    from torchwise.runs.safe_io import limit
+
+    cap = limit("TORCHWISE_MAX_INPUT_BYTES")
+    total = 0
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                with archive.open(member) as stream:
+                    version = np.lib.format.read_magic(stream)
+                    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                   else np.lib.format.read_array_header_2_0)
+                    shape, _, dtype = read_header(stream)
+                declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+                total += max(declared, member.file_size)
+                if total > cap:
+                    raise DataError(f"{path} declares {total} bytes of arrays (array {member.filename!r}: shape "
+                                    f"{list(shape)[:6]}, {dtype}), over the {cap}-byte input limit",
+                                    hint="split the inputs into smaller files, or raise TORCHWISE_MAX_INPUT_BYTES "
+                                         "if the file is genuine")
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise DataError(f"cannot read {path}: {err}", hint="an .npz from np.savez, with no pickled objects") from None
 
 
 def read_image_folder(path: Path, signature: InputSignature) -> RawInputs:

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from torchwise.errors import ExportError
+from torchwise.errors import ExportError, TorchwiseError
 
 MANIFEST_VERSION = 1
 
@@ -75,11 +75,41 @@ def manifest_path(artefact: Path) -> Path:
 
 
 def sha256_of(path: Path) -> str:
+    """sha256 of an artefact, which must be a regular file (a FIFO or /dev/zero would never end)."""
+    from torchwise.runs.safe_io import FolderFileError, open_regular
+
+    try:
+        fd = open_regular(path)
+    except FolderFileError as err:
+        raise ExportError(err.message, hint="pass the file `torchwise export` wrote") from None
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(fd, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def check_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    """The fields predict reads, with the types export writes, and every input shape within the
+    sample limit, before anything is built or allocated from them."""
+    from torchwise.runs.safe_io import sample_elements
+
+    inputs, outputs = manifest.get("inputs"), manifest.get("outputs")
+    tensors = inputs.get("tensors") if isinstance(inputs, dict) else None
+    fine = (isinstance(manifest.get("format"), str) and isinstance(tensors, list) and tensors
+            and all(isinstance(t, dict) and isinstance(t.get("shape"), list) for t in tensors)
+            and isinstance(outputs, list)
+            and all(isinstance(o, dict) and isinstance(o.get("name"), str) for o in outputs)
+            and isinstance(manifest.get("task"), dict)
+            and isinstance(manifest.get("normalization"), (dict, type(None))))
+    if not fine:
+        raise ExportError(f"{path} is not a manifest torchwise writes (a field is missing or of another type)",
+                          hint="export again to rewrite it")
+    for tensor in tensors:
+        try:
+            sample_elements(path, [n if n is not None else 1 for n in tensor["shape"]])
+        except TorchwiseError as err:
+            raise ExportError(err.message, hint=err.hint) from None
 
 
 def versions(fmt: str) -> dict[str, str | None]:
@@ -104,8 +134,10 @@ def write_manifest(artefact: Path, manifest: dict[str, Any]) -> Path:
     """Write ``<artefact name>.json`` beside the artefact, with the artefact's sha256 filled in."""
     manifest = {"manifest_version": MANIFEST_VERSION, **manifest, "artefact": artefact.name,
                 "sha256": sha256_of(artefact)}
+    from torchwise.runs.safe_io import write_bytes_atomic
+
     path = manifest_path(artefact)
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    write_bytes_atomic(path, (json.dumps(manifest, indent=2) + "\n").encode())
     return path
 
 
@@ -118,10 +150,13 @@ def read_manifest(artefact: Path, *, check_sha256: bool = True) -> dict[str, Any
     if not path.is_file():
         raise ExportError(f"{artefact} has no manifest {path.name} beside it",
                           hint="torchwise predict needs the manifest `torchwise export` writes; export again")
+    from torchwise.runs.safe_io import FolderFileError, read_json
+
     try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ExportError(f"{path} is not valid JSON: {err}", hint="export again to rewrite it") from None
+        manifest = read_json(path)
+    except FolderFileError as err:
+        raise ExportError(err.message, hint="export again to rewrite it") from None
+    check_manifest(path, manifest)
     if check_sha256 and manifest.get("sha256") != sha256_of(artefact):
         raise ExportError(f"{artefact} does not match the sha256 in {path.name}: the file changed after export",
                           hint="export again, or restore the artefact that was exported")

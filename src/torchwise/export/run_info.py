@@ -8,7 +8,6 @@ input from the data source's scaling and ``data_stats.json``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,15 +112,14 @@ def real_batch(cfg: RunConfig, run_dir: Path, *, shape_only: bool = False,
     """Up to one training batch of the run's validation samples (training samples without a
     validation split), prepared as training prepared them: inputs, target, where they came from,
     and the number of classes."""
-    from torchwise.checkpoints.load import MODEL_RECORD
+    from torchwise.checkpoints.load import read_model_record
     from torchwise.data.batch import collate, split_batch
     from torchwise.data.prepare import prepare_data
 
     if cfg.data.source == "python":
         if shape_only and python_inputs is not None:
             return python_inputs, None, "the inputs given", None
-        record_path = run_dir / MODEL_RECORD
-        shape = json.loads(record_path.read_text()).get("sample_shape") if record_path.is_file() else None
+        shape = read_model_record(run_dir).get("sample_shape")
         if shape_only and shape:  # one tensor input, of the shape the run recorded
             return torch.zeros(2, *shape), None, "zeros", None
         hint = (f"predict from Python with the inputs in memory: torchwise.predict('{run_dir}', inputs, model=...)"
@@ -189,10 +187,12 @@ def task_fields(cfg: RunConfig, run_dir: Path, *, num_classes: int | None) -> di
 
 def source_fields(run_dir: Path, checkpoint: str) -> dict[str, Any]:
     """The run and checkpoint an artefact came from."""
-    meta_path = run_dir / "checkpoints" / checkpoint / "meta.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    from torchwise.checkpoints.checkpoint import read_meta
+    from torchwise.runs.reader import check_summary
+    from torchwise.runs.safe_io import read_json_or_none
+
+    meta = read_meta(run_dir / "checkpoints" / checkpoint)
+    summary = check_summary(run_dir / "summary.json", read_json_or_none(run_dir / "summary.json") or {})
     return {"run": str(run_dir.resolve()), "run_name": run_dir.name, "checkpoint": checkpoint,
             "epoch": meta.get("epoch"), "step": meta.get("step"), "config_hash": meta.get("config_hash"),
             "best": summary.get("best")}
@@ -200,8 +200,30 @@ def source_fields(run_dir: Path, checkpoint: str) -> dict[str, Any]:
 
 def _data_stats(run_dir: Path) -> dict[str, Any]:
     """``data_stats.json``: the standardisation and the class names the run kept."""
+    from torchwise.runs.safe_io import FolderFileError, read_json_or_none, sample_elements
+
     path = run_dir / "data_stats.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    stats = read_json_or_none(path) or {}
+    if stats.get("classes") is not None and not isinstance(stats["classes"], list):
+        raise FolderFileError(f"{path}: classes is not a list", hint="restore the file from the run's owner")
+    for key in ("mean", "std"):
+        if key in stats:
+            sample_elements(path, _nested_shape(path, stats[key]))
+    return stats
+
+
+def _nested_shape(path: Path, value: Any) -> list[int]:
+    """The shape of nested lists of numbers, or `FolderFileError` where they are not."""
+    from torchwise.runs.safe_io import FolderFileError
+
+    shape, level = [], value
+    while isinstance(level, list):
+        shape.append(len(level))
+        level = level[0] if level else 0.0
+    if not isinstance(level, (int, float)) or isinstance(level, bool):
+        raise FolderFileError(f"{path}: the standardisation is not nested lists of numbers",
+                              hint="restore the file from the run's owner")
+    return shape
 
 
 def _class_names(run_dir: Path) -> list[str] | None:

@@ -16,24 +16,21 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from torchwise.runs.safe_io import open_append, read_json, read_jsonl, write_bytes_atomic
+
+__all__ = ["STATUSES", "RunFolder", "read_jsonl", "write_json_atomic"]  # read_jsonl: safe_io's, kept here
+
 STATUSES = ("running", "completed", "early_stopped", "failed", "interrupted")
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON so that a reader never sees half a file (temp file, fsync, rename)."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with tmp.open("w") as handle:
-        json.dump(data, handle, indent=2, default=_jsonable)
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    """Write JSON so that a reader never sees half a file (an unpredictable temp name, fsync, rename)."""
+    write_bytes_atomic(path, (json.dumps(data, indent=2, default=_jsonable) + "\n").encode())
 
 
 def _jsonable(value: Any) -> Any:
@@ -60,8 +57,8 @@ class RunFolder:
         self.path = path
         # First, before anything is written: a refused second writer changes nothing.
         self._lock = RunLock.acquire(path)
-        self._metrics: TextIO = (path / "metrics.jsonl").open("a")
-        self._events: TextIO = (path / "events.jsonl").open("a")
+        self._metrics: TextIO = open_append(path / "metrics.jsonl")  # never through a planted link
+        self._events: TextIO = open_append(path / "events.jsonl")
         self._tensorboard: Any = None
         self._mlflow: Any = None
 
@@ -74,7 +71,9 @@ class RunFolder:
 
             raise ConfigError("log.tensorboard needs the tensorboard package",
                               hint="pip install 'torchwise[tensorboard]', or set log.tensorboard=false") from None
-        self._tensorboard = SummaryWriter(str(self.path / "tensorboard"))
+        from torchwise.runs.safe_io import check_folder
+
+        self._tensorboard = SummaryWriter(str(check_folder(self.path / "tensorboard")))  # not a planted link
 
     def enable_mlflow(self, config: dict[str, Any], *, uri: str | None, experiment: str) -> None:
         """Mirror params, metric lines and, at close, the folder's files to MLflow (runs/mlflow_log.py)."""
@@ -103,10 +102,7 @@ class RunFolder:
     def write_config(self, config: dict[str, Any]) -> None:
         import yaml
 
-        text = yaml.safe_dump(config, sort_keys=False)
-        tmp = self.path / ".config.yaml.tmp"
-        tmp.write_text(text)
-        os.replace(tmp, self.path / "config.yaml")
+        write_bytes_atomic(self.path / "config.yaml", yaml.safe_dump(config, sort_keys=False).encode())
 
     def write_json(self, name: str, data: Any) -> None:
         write_json_atomic(self.path / name, data)
@@ -137,20 +133,10 @@ class RunFolder:
             self._tensorboard.close()
         if self._mlflow is not None:
             try:  # after summary.json and diagnosis.json, so that they are among the artefacts
-                self._mlflow.close(json.loads((self.path / "summary.json").read_text()))
+                self._mlflow.close(read_json(self.path / "summary.json"))
             except Exception as err:  # a tracking server that went away must not fail a finished run
                 self.log_event("mlflow_failed", reason=f"{type(err).__name__}: {err}")
         self._metrics.close()
         self._events.close()
         self._lock.release()
 
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every complete line of a JSONL file (a torn last line from a crash is skipped)."""
-    records = []
-    for line in path.read_text().splitlines():
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return records

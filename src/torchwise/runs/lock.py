@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from torchwise.errors import RunLocked
+from torchwise.runs.safe_io import open_lock, open_regular
 
 LOCK_NAME = ".lock"
 
@@ -37,7 +38,7 @@ class RunLock:
     def acquire(cls, folder: Path) -> RunLock:
         """Take the folder's lock or raise `RunLocked` naming the process that holds it."""
         path = folder / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_lock(path)  # not through a planted link, and a FIFO there does not block
         # A reader (`torchwise runs`) probes with a shared lock for an instant; try a few times
         # so that a probe at the wrong moment does not refuse a legitimate start.
         for attempt in range(5):
@@ -78,7 +79,7 @@ def lock_held(folder: Path) -> bool:
     """True while some live process holds the folder's lock (a reader takes it for an instant)."""
     path = folder / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = open_regular(path)  # a reader must not hang on a FIFO or write through a link
     except FileNotFoundError:
         return False
     try:

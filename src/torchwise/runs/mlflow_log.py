@@ -72,7 +72,8 @@ class MlflowMirror:
         if final:
             self.client.log_batch(self.run_id, metrics=final)
         for path in sorted(self.run_dir.iterdir()):
-            if path.is_file() and not path.name.startswith("."):  # not the lock, not temporary files
+            # Not the lock, not temporary files, and never a planted link (its target is not the run's).
+            if path.is_file() and not path.is_symlink() and not path.name.startswith("."):
                 self.client.log_artifact(self.run_id, str(path))
         status = MLFLOW_STATUS.get(str(summary.get("status")), "FAILED")
         self.client.set_terminated(self.run_id, status=status)

@@ -48,20 +48,26 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
+def plain(text: str) -> str:
+    """Text from a run folder as matplotlib shows it literally: a ``$`` would start mathtext,
+    whose parser raises on what is not valid TeX (a metric named ``$\\frac{``)."""
+    return str(text).replace("$", r"\$")
+
+
 def draw(axes, panel: Panel) -> None:
     """A panel on matplotlib axes: a line per run or split, x = optimizer step, NaN/inf left out."""
     for line in panel.lines:
         finite = [(s, v) for s, v in zip(line.steps, line.values, strict=True) if math.isfinite(v)]
         if finite:
             steps, values = zip(*finite, strict=True)
-            axes.plot(steps, values, label=line.label, marker="o" if len(steps) < 30 else None, markersize=3)
+            axes.plot(steps, values, label=plain(line.label), marker="o" if len(steps) < 30 else None, markersize=3)
     values = [v for line in panel.lines for v in line.values if math.isfinite(v)]
     # A log axis only where the values span a decade or more; a narrow one reads better plain.
     if panel.log_y and values and min(values) > 0 and max(values) / min(values) >= 10:
         axes.set_yscale("log")
-    axes.set_title(panel.title)
+    axes.set_title(plain(panel.title))
     axes.set_xlabel("optimizer step")
-    axes.set_ylabel(panel.ylabel)
+    axes.set_ylabel(plain(panel.ylabel))
     axes.grid(alpha=0.3)
     if len(panel.lines) > 1:
         axes.legend(fontsize="small")
@@ -79,7 +85,8 @@ def plot_png(panel: Panel, *, width: float = 6.4, height: float = 3.6) -> bytes:
 def monitored(record: RunRecord) -> str:
     """The metric that picked the best checkpoint (``val_accuracy``), from the summary or config."""
     best = record.summary.get("best") or {}
-    return str(best.get("metric") or (record.config.get("train") or {}).get("monitor") or "val_loss")
+    train = record.config.get("train")  # a reader's config is unvalidated data: any type
+    return str(best.get("metric") or (train.get("monitor") if isinstance(train, dict) else None) or "val_loss")
 
 
 def metric_line(record: RunRecord, metric: str, label: str) -> Line:

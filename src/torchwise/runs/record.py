@@ -20,7 +20,6 @@ training time still counts.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,28 +44,25 @@ def unix_time(value: Any) -> float | None:
 
 def last_line_time(run_dir: Path) -> float | None:
     """The wall time of the last complete line in metrics.jsonl / events.jsonl (None if none)."""
+    from torchwise.runs.safe_io import iter_jsonl
+
     latest = None
     for name in ("metrics.jsonl", "events.jsonl"):
-        path = run_dir / name
-        if not path.is_file():
+        try:
+            stamps = [record.get("time") for record in iter_jsonl(run_dir / name)]  # torn lines skipped
+        except FileNotFoundError:
             continue
-        for line in reversed(path.read_text().splitlines()[-50:]):
-            try:
-                stamp = json.loads(line).get("time")
-            except (json.JSONDecodeError, AttributeError):
-                continue  # a line torn by a kill
-            if isinstance(stamp, (int, float)):
-                latest = stamp if latest is None else max(latest, stamp)
-                break
+        stamp = next((s for s in reversed(stamps) if isinstance(s, (int, float)) and not isinstance(s, bool)), None)
+        if stamp is not None:
+            latest = stamp if latest is None else max(latest, stamp)
     return latest
 
 
 def earlier_segments(run_dir: Path) -> list[dict[str, Any]]:
     """The segments before this process, from the run's summary; a killed one is closed here."""
-    try:
-        summary = json.loads((run_dir / "summary.json").read_text())
-    except (OSError, ValueError):
-        return []
+    from torchwise.runs.safe_io import read_json_or_none
+
+    summary = read_json_or_none(run_dir / "summary.json") or {}
     segments = summary.get("segments")
     if not isinstance(segments, list):  # a summary written before segments existed
         start = unix_time(summary.get("started"))
@@ -74,7 +70,7 @@ def earlier_segments(run_dir: Path) -> list[dict[str, Any]]:
             return []
         segments = [{"started": iso_time(start), "finished": None, "status": summary.get("status"),
                      "wall_seconds": summary.get("wall_seconds")}]
-    segments = [dict(s) for s in segments]
+    segments = [dict(s) for s in segments if isinstance(s, dict)]
     for segment in segments:
         if segment.get("wall_seconds") is None:  # its process died without writing its end
             start, end = unix_time(segment.get("started")), last_line_time(run_dir)

@@ -80,19 +80,12 @@ def diagnosis_html(record: RunRecord) -> str:
 
 
 def checkpoints_html(record: RunRecord) -> str:
-    rows = []
-    folder = record.path / "checkpoints"
-    for entry in sorted(folder.iterdir()) if folder.is_dir() else []:
-        if entry.name.startswith("."):
-            continue
-        try:
-            meta = json.loads((entry / "meta.json").read_text())
-        except (OSError, ValueError):
-            rows.append([entry.name, "-", "-", "unreadable meta.json"])
-            continue
-        size = sum(f.stat().st_size for f in entry.iterdir() if f.is_file())
-        rows.append([entry.name, meta.get("step"), (meta.get("epoch") or 0), f"{size / 1e6:.2f} MB"])
-    return table(rows, ["checkpoint", "step", "epochs done", "size"]) if rows else "<p>no checkpoints</p>"
+    from torchwise.checkpoints.integrity import checkpoint_rows
+
+    rows = [[row.name, row.step if row.step is not None else "-", row.epoch if row.epoch is not None else "-",
+             f"{row.size / 1e6:.2f} MB" if row.size is not None else "-", row.state]
+            for row in checkpoint_rows(record.path)]
+    return table(rows, ["checkpoint", "step", "epochs done", "size", "state"]) if rows else "<p>no checkpoints</p>"
 
 
 def single_report(record: RunRecord) -> str:
@@ -136,6 +129,8 @@ def write_report(run_dirs: list[Path], out: Path | None = None) -> Path:
     title = esc(records[0].name if len(records) == 1 else f"{len(records)} runs")
     page = (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>torchwise report: {title}</title>'
             f"<style>{STYLE}</style></head><body>{body}</body></html>\n")
+    from torchwise.runs.safe_io import write_bytes_atomic
+
     target = out or (records[0].path / "report.html" if len(records) == 1 else Path("report.html"))
-    target.write_text(page)
+    write_bytes_atomic(target, page.encode())  # a planted report.html link is replaced, not written through
     return target

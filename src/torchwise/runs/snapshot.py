@@ -4,7 +4,9 @@ A resume writes into the run folder before it knows whether it can go on (the su
 ``running``, the environment and data statistics are refreshed, events are appended); a
 resume refused after that must not leave a finished run marked ``failed``. Only the folder's
 own files are taken (the checkpoints are not written before the first step): the logs by
-length, since they only grow, everything else by content.
+length, since they only grow, the documents torchwise writes by content (each read through
+`safe_io`, so a planted link or FIFO is refused and a file over the snapshot limit is too);
+anything else in the folder is not torchwise's, is not read, and is left where it is.
 
 >>> import tempfile
 >>> folder = Path(tempfile.mkdtemp())
@@ -28,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 APPEND_ONLY = (".jsonl",)
+# The top-level documents a run writes; only these are kept by content.
+OWNED = ("config.yaml", "summary.json", "env.json", "model.json", "data_stats.json", "diagnosis.json",
+         "signature.json", "metrics.jsonl", "events.jsonl")
 
 
 @dataclass
@@ -39,14 +44,19 @@ class FolderSnapshot:
 
 
 def take_snapshot(path: Path) -> FolderSnapshot:
+    from torchwise.runs.safe_io import open_regular, read_bytes
+
     snapshot = FolderSnapshot(path=path)
     for entry in path.iterdir():
         snapshot.names.add(entry.name)
-        if entry.is_file() and not entry.is_symlink():
-            if entry.name.endswith(APPEND_ONLY):
-                snapshot.sizes[entry.name] = entry.stat().st_size
-            else:
-                snapshot.contents[entry.name] = entry.read_bytes()
+        if entry.name not in OWNED or not (entry.is_file() or entry.is_symlink()):
+            continue
+        if entry.name.endswith(APPEND_ONLY):
+            fd = open_regular(entry)
+            snapshot.sizes[entry.name] = os.fstat(fd).st_size
+            os.close(fd)
+        else:
+            snapshot.contents[entry.name] = read_bytes(entry, variable="TORCHWISE_MAX_SNAPSHOT_BYTES")
     return snapshot
 
 
@@ -59,13 +69,16 @@ def restore_snapshot(snapshot: FolderSnapshot) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
+    from torchwise.runs.safe_io import open_regular, write_bytes_atomic
+
     for name, size in snapshot.sizes.items():
-        if (snapshot.path / name).is_file():
-            with (snapshot.path / name).open("r+b") as log:
-                log.truncate(size)
+        try:
+            fd = open_regular(snapshot.path / name, os.O_WRONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            os.ftruncate(fd, size)
+        finally:
+            os.close(fd)
     for name, content in snapshot.contents.items():
-        target = snapshot.path / name
-        if not target.is_file() or target.read_bytes() != content:
-            tmp = target.with_name(f".{name}.restore-{os.getpid()}")
-            tmp.write_bytes(content)
-            os.replace(tmp, target)
+        write_bytes_atomic(snapshot.path / name, content)

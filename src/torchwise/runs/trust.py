@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from torchwise.errors import ConfigError, TrustError, UntrustedCodeError
+from torchwise.runs.safe_io import FolderFileError, read_bytes, read_json, sibling_link_target
 from torchwise.target_files import ModuleOrigin, locate_module
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ if TYPE_CHECKING:
 
 KEY_FILE = "run-signing.key"
 SIGNATURE_FILE = "signature.json"
-# Config keys that hold a `module:name` target; `loss` is the plain-string form of task.loss.
-TARGET_KEYS = ("target", "loss")
+# Run files besides config.yaml that decide what is built (sizes, normalisation), so signed too.
+RECORD_FILES = ("model.json", "data_stats.json")
 SIGNATURE_VERSION = 1
 
 
@@ -115,21 +116,35 @@ def signed_files(run_dir: Path) -> dict[str, str]:
     """sha256 of each file the signature covers: config.yaml and every checkpoint's meta.json
     (meta.json holds the sha256 of the checkpoint's tensor files, so the weights are covered)."""
     files: dict[str, str] = {}
-    config = run_dir / "config.yaml"
-    if config.is_file():
-        files["config.yaml"] = _sha256(config)
+    for name in ("config.yaml", *RECORD_FILES):
+        if (digest := _sha256(run_dir / name)) is not None:
+            files[name] = digest
     checkpoints = run_dir / "checkpoints"
-    if checkpoints.is_dir():
+    if checkpoints.is_dir() and not checkpoints.is_symlink():
         for entry in sorted(checkpoints.iterdir()):
-            meta = entry / "meta.json"
-            # Hidden entries are staging folders and the data behind `last`/`best` links.
-            if not entry.name.startswith(".") and meta.is_file():
-                files[f"checkpoints/{entry.name}/meta.json"] = _sha256(meta)
+            # Hidden entries are staging folders and the data behind `last`/`best` links; a
+            # link is followed only to such a sibling (any other makes the folder unsigned).
+            if entry.name.startswith("."):
+                continue
+            try:
+                folder = sibling_link_target(entry) or entry
+            except FolderFileError:
+                files[f"checkpoints/{entry.name}"] = "link outside the folder"
+                continue
+            if (digest := _sha256(folder / "meta.json")) is not None:
+                files[f"checkpoints/{entry.name}/meta.json"] = digest
     return files
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _sha256(path: Path) -> str | None:
+    """sha256 of a folder file; None when absent (or not a plain, small file, which no signature
+    of ours covers, so such a folder never verifies)."""
+    try:
+        return hashlib.sha256(read_bytes(path)).hexdigest()
+    except FileNotFoundError:
+        return None
+    except (FolderFileError, NotADirectoryError):
+        return "unreadable"
 
 
 def _mac(key: bytes, files: dict[str, str]) -> str:
@@ -148,10 +163,13 @@ _unsigned_warned: list[str] = []
 
 def sign_written(run_dir: Path) -> None:
     """`sign_run` for what torchwise itself writes: a run never fails because it cannot be signed
-    (a read-only home, a key others can read); it stays unsigned, and says so once per process."""
+    (a read-only home, a key others can read); it stays unsigned, and says so once per process.
+    A folder a resume opened without checking all its code keeps its state (`check_run_trust`)."""
+    if Path(run_dir).resolve() in _not_to_sign:
+        return
     try:
         sign_run(run_dir)
-    except (OSError, TrustError) as err:
+    except (OSError, TrustError, FolderFileError) as err:  # FolderFileError: a link planted as signature.json
         if not _unsigned_warned:
             _unsigned_warned.append(str(run_dir))
             message = getattr(err, "message", None) or str(err)
@@ -183,11 +201,11 @@ def verify_run(run_dir: Path) -> Verdict:
 
 def _verify(signature: Path, current: dict[str, str]) -> Verdict:
     try:
-        document = json.loads(signature.read_text())
+        document = read_json(signature)
         stored_files, stored_mac = dict(document["files"]), str(document["hmac"])
     except FileNotFoundError:
         return Verdict(False, "it has no signature, so it was not written by torchwise on this account")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, FolderFileError):
         return Verdict(False, f"its {signature.name} is unreadable")
     key = user_key(create=False)
     if key is None:
@@ -215,12 +233,12 @@ def artefact_signature(artefact: Path) -> Path:
 
 
 def _artefact_files(artefact: Path) -> dict[str, str]:
+    from torchwise.checkpoints.tensor_file import sha256_file
     from torchwise.export.manifest import manifest_path
 
-    files = {artefact.name: _sha256(artefact)} if artefact.is_file() else {}
-    manifest = manifest_path(artefact)
-    if manifest.is_file():
-        files[manifest.name] = _sha256(manifest)
+    files = {artefact.name: sha256_file(artefact)} if artefact.is_file() and not artefact.is_symlink() else {}
+    if (digest := _sha256(manifest_path(artefact))) is not None:
+        files[manifest_path(artefact).name] = digest
     return files
 
 
@@ -258,35 +276,45 @@ class CodeTarget:
     origin: ModuleOrigin
 
 
-def code_targets(config: dict[str, Any], *, base_dir: Path | None,
-                 skip: Sequence[str] = ()) -> list[CodeTarget]:
-    """Every target the config names that is not built into torchwise, located without importing.
+def code_targets(cfg: RunConfig, *, skip: Sequence[str] = (),
+                 sections: Sequence[str] | None = None) -> list[CodeTarget]:
+    """Every target the VALIDATED config names, located without importing anything.
 
-    ``config`` is the resolved config as a dict (`RunConfig.to_yaml_dict()`); ``skip`` leaves out
-    sections the caller supplies itself (``fit(model, data, resume=...)`` passes the model and data).
+    Read from the typed model, not the YAML: whatever spelling the schema accepted (a bare
+    ``"module:name"`` metric, a ``!!binary`` string, ``loss: {target: ...}``) arrives here as a
+    ``target`` field. ``skip`` leaves out sections the caller supplies itself (``fit(model, data,
+    resume=...)`` passes the model and data); ``sections``: only these are built.
     """
     found = []
-    for key, value in _string_targets(config):
+    for key, value in typed_targets(cfg):
+        section = key.split(".")[0]
+        if sections is not None and section not in sections:
+            continue
         if any(key == prefix or key.startswith(f"{prefix}.") for prefix in skip):
             continue
         module = value.partition(":")[0].strip()
-        found.append(CodeTarget(key=key, target=value, origin=locate_module(module, search_dir=base_dir)))
+        found.append(CodeTarget(key=key, target=value, origin=locate_module(module, search_dir=cfg.base_dir)))
     return found
 
 
-def _string_targets(node: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
-    # Walked rather than listed field by field, so a section that gains a `target:` is covered
-    # the day it is added.
-    if isinstance(node, dict):
-        for name, value in node.items():
-            key = f"{prefix}{name}"
-            if name in TARGET_KEYS and isinstance(value, str) and value:
-                yield key, value
+def typed_targets(node: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """(dotted key, value) of every ``target`` field in a config model, at any depth: walked rather
+    than listed field by field, so a section that gains a ``target`` is covered the day it is added."""
+    from pydantic import BaseModel
+
+    if isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            value = getattr(node, name)
+            if name == "target" and value is not None:
+                yield f"{prefix}{name}", str(value)
             else:
-                yield from _string_targets(value, f"{key}.")
-    elif isinstance(node, list):
+                yield from typed_targets(value, f"{prefix}{name}.")
+    elif isinstance(node, dict):
+        for name, value in node.items():
+            yield from typed_targets(value, f"{prefix}{name}.")
+    elif isinstance(node, (list, tuple)):
         for index, value in enumerate(node):
-            yield from _string_targets(value, f"{prefix}{index}.")
+            yield from typed_targets(value, f"{prefix}{index}.")
 
 
 def describe_code(code: Sequence[CodeTarget], *, base_dir: Path | None) -> str:
@@ -300,7 +328,13 @@ def describe_code(code: Sequence[CodeTarget], *, base_dir: Path | None) -> str:
     return "\n".join(lines)
 
 
-def check_run_trust(run_dir: Path, config: dict[str, Any], *, trust_code: bool = False,
+# Run folders this process must not sign: a resume that was given some sections (fit(model,
+# data, resume=RUN)) did not check the code the folder's config names there, so signing the
+# folder afterwards would vouch for what nobody looked at. It keeps the state it had.
+_not_to_sign: set[Path] = set()
+
+
+def check_run_trust(run_dir: Path, cfg: RunConfig, *, trust_code: bool = False,
                     skip: Sequence[str] = (), sections: Sequence[str] | None = None) -> None:
     """THE gate: call it before importing anything a run folder's config names.
 
@@ -309,12 +343,12 @@ def check_run_trust(run_dir: Path, config: dict[str, Any], *, trust_code: bool =
     listing each module and file that would be imported. Nothing is imported to find out.
     ``sections``: only these are built (`load_model` builds the model alone); ``skip``: these are not.
     """
+    unchecked = [item for item in code_targets(cfg) if item not in code_targets(cfg, skip=skip)]
+    if unchecked and not verify_run(run_dir).trusted:
+        _not_to_sign.add(Path(run_dir).resolve())
     if trust_code:
         return
-    base_dir = Path(config["base_dir"]) if config.get("base_dir") else None
-    if sections is not None:
-        config = {name: value for name, value in config.items() if name in sections}
-    code = code_targets(config, base_dir=base_dir, skip=skip)
+    code = code_targets(cfg, skip=skip, sections=sections)
     if not code:
         return
     verdict = verify_run(run_dir)
@@ -322,39 +356,48 @@ def check_run_trust(run_dir: Path, config: dict[str, Any], *, trust_code: bool =
         return
     raise UntrustedCodeError(
         f"{run_dir} is not a run you wrote ({verdict.reason}), and opening it would import code it "
-        f"names:\n{describe_code(code, base_dir=base_dir)}",
+        f"names:\n{describe_code(code, base_dir=cfg.base_dir)}",
         hint=f"read that code first; to accept it, add --trust-code (Python: trust_code=True), or run "
              f"`torchwise trust {run_dir}` to sign the folder as yours")
 
 
 def read_run_config(run_dir: Path) -> dict[str, Any]:
-    """A run folder's ``config.yaml`` as plain data (YAML safe loader: no tags, no objects)."""
-    import yaml
+    """A run folder's ``config.yaml`` as plain data: no link followed, size, depth and node limits,
+    and no YAML tag beyond the plain scalars (`safe_io.read_yaml`)."""
+    from torchwise.runs.safe_io import read_yaml
 
     path = run_dir / "config.yaml"
-    if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a torchwise run folder (no config.yaml)",
-                          hint="pass the folder a `torchwise train` run wrote, e.g. runs/digits")
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}", hint="restore the run's config.yaml") from None
+        raw = read_yaml(path)
+    except FileNotFoundError:
+        raise ConfigError(f"{run_dir} is not a torchwise run folder (no config.yaml)",
+                          hint="pass the folder a `torchwise train` run wrote, e.g. runs/digits") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path} does not hold a run config", hint="restore the run's config.yaml")
     return raw
 
 
-def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[str] = (),
-                    sections: Sequence[str] | None = None, overrides: Sequence[str] = ()) -> RunConfig:
-    """The one way to read a run folder's config for something that will build what it names
-    (resume, load_model, predict, export): read as data, pass `check_run_trust`, then validate.
-
-    Readers that only show a run (runs, diagnose, report) use `read_run_config` and import nothing.
-    """
+def validated_run_config(run_dir: Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """`read_run_config`, validated by the schema (which imports nothing): what the gate reads."""
     from torchwise.config import apply_override, load_config
 
     raw = read_run_config(run_dir)
-    check_run_trust(run_dir, raw, trust_code=trust_code, skip=skip, sections=sections)
     for override in overrides:
         apply_override(raw, override)
-    return load_config(None, base=raw)
+    try:
+        return load_config(None, base=raw)
+    except ConfigError as err:
+        raise ConfigError(f"{run_dir / 'config.yaml'}: {err.message}", hint=err.hint) from None
+
+
+def open_run_config(run_dir: Path, *, trust_code: bool = False, skip: Sequence[str] = (),
+                    sections: Sequence[str] | None = None, overrides: Sequence[str] = ()) -> RunConfig:
+    """The one way to read a run folder's config for something that will build what it names
+    (resume, load_model, predict, export): parse as plain data, validate, then pass `check_run_trust`
+    on the typed config, so that the gate sees every target the schema accepted.
+
+    Readers that only show a run (runs, diagnose, report) use `read_run_config` and import nothing.
+    """
+    cfg = validated_run_config(run_dir, overrides)
+    check_run_trust(run_dir, cfg, trust_code=trust_code, skip=skip, sections=sections)
+    return cfg

@@ -150,7 +150,7 @@ def code_fingerprint(cfg: RunConfig) -> dict[str, str]:
     from torchwise.runs.trust import code_targets
 
     prints = {}
-    for item in code_targets(cfg.to_yaml_dict(), base_dir=cfg.base_dir):
+    for item in code_targets(cfg):
         if item.origin.files and item.origin.files[-1].is_file():
             prints[item.origin.module] = hashlib.sha256(item.origin.files[-1].read_bytes()).hexdigest()
     return prints

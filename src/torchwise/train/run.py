@@ -288,6 +288,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         model = with_options(model, cfg.model)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))
+    sign_written(run.path)  # model.json and data_stats.json decide what a load builds: signed too
     if cfg.model.lora is not None:  # only the adapters train: say how many weights that is
         from torchwise.models.hf import parameter_counts
 
