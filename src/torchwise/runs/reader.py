@@ -106,11 +106,29 @@ def read_run(path: Path) -> RunRecord:
         config = {}
     return RunRecord(
         path=path, summary=_read_json(summary) or {}, config=config if isinstance(config, dict) else {},
-        metrics=read_jsonl(path / "metrics.jsonl") if (path / "metrics.jsonl").is_file() else [],
+        metrics=standing_lines(read_jsonl(path / "metrics.jsonl")) if (path / "metrics.jsonl").is_file() else [],
         events=read_jsonl(path / "events.jsonl") if (path / "events.jsonl").is_file() else [],
         env=_read_json(path / "env.json") or {}, diagnosis=_read_json(path / "diagnosis.json"),
         locked=lock_held(path),
     )
+
+
+def standing_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The metric lines that stand: a resume writes ``{"split": "resume", "step": S}`` where its
+    segment starts, and the lines before it logged after step S (by a process killed after its
+    last checkpoint) are superseded by what the resume logs again. The marker itself is left out.
+
+    >>> standing_lines([{"split": "train", "step": 1}, {"split": "train", "step": 2},
+    ...                 {"split": "resume", "step": 1}, {"split": "train", "step": 2, "loss": 0.5}])
+    [{'split': 'train', 'step': 1}, {'split': 'train', 'step': 2, 'loss': 0.5}]
+    """
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        if line.get("split") == "resume" and isinstance(line.get("step"), int):
+            kept = [old for old in kept if not (isinstance(old.get("step"), int) and old["step"] > line["step"])]
+        else:
+            kept.append(line)
+    return kept
 
 
 def find_runs(folder: Path) -> list[Path]:

@@ -1,0 +1,88 @@
+"""Under torchrun (2 processes, gloo on CPU): each rank draws its own dropout masks and a resume
+continues every rank's stream; start-up interrupts and failures end every rank and say why."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+from tests.train.test_distributed import TORCHRUN_SIGNALLED, finish, torchrun, wait_for_step, weights
+
+from torchwise.runs.folder import read_jsonl
+
+pytestmark = pytest.mark.distributed
+
+# A model whose dropout writes the hash of each step's mask, one file per rank.
+MASKED_MODEL = '''
+import hashlib, os
+from pathlib import Path
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden, self.drop, self.out = nn.Linear(64, 32), nn.Dropout(0.3), nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.drop(torch.relu(self.hidden(x)))
+        if self.training:
+            mask = (h == 0).numpy().tobytes()
+            log = Path(__file__).with_name(f"masks-{os.environ.get('RANK', '0')}.log")
+            with log.open("a") as f:
+                f.write(hashlib.sha256(mask).hexdigest()[:16] + "\\n")
+        return self.out(h)
+'''
+
+CONFIG = """
+name: masked
+data: {source: digits, val_fraction: 0.2, standardize: true}
+model: {target: "masked:Net"}
+optim: {name: adamw, lr: 0.003}
+train: {epochs: 2, batch_size: 16, seed: 0, monitor: val_accuracy}
+log: {progress: plain, every_n_steps: 1}
+"""
+
+
+def masks(folder: Path, rank: int) -> list[str]:
+    log = folder / f"masks-{rank}.log"
+    lines = log.read_text().split()
+    log.unlink()
+    return lines
+
+
+def test_each_rank_draws_its_own_dropout_masks_and_resume_continues_every_ranks_stream(tmp_path):
+    (tmp_path / "masked.py").write_text(MASKED_MODEL)
+    config = tmp_path / "masked.yaml"
+    config.write_text(CONFIG)
+    runs = tmp_path / "runs"
+    code, output = finish(torchrun(2, "train", str(config), "--run-dir", str(runs), "--name", "whole"))
+    assert code == 0, output
+    rank0, rank1 = masks(tmp_path, 0), masks(tmp_path, 1)
+    assert len(rank0) == len(rank1) == 90  # 2 epochs of 45 steps
+    assert not set(rank0) & set(rank1)  # no step of rank 1 reuses a mask of rank 0
+    saved = json.loads((runs / "whole" / "checkpoints" / "last" / "meta.json").read_text())
+    assert saved["world_size"] == 2
+
+    process = torchrun(2, "train", str(config), "--run-dir", str(runs), "--name", "stopped")
+    wait_for_step(runs / "stopped", 10, process)  # mid-epoch 1
+    os.killpg(process.pid, signal.SIGINT)
+    code, output = finish(process)
+    assert code == TORCHRUN_SIGNALLED, output
+    stopped_at = json.loads((runs / "stopped" / "summary.json").read_text())["steps"]
+    code, output = finish(torchrun(2, "resume", str(runs / "stopped")))
+    assert code == 0, output
+    # Every rank took up its own stream where it stopped: the masks after the resume are the
+    # uninterrupted run's, rank by rank, and so are the weights, bit for bit.
+    assert masks(tmp_path, 0)[-(90 - stopped_at):] == rank0[stopped_at:]
+    assert masks(tmp_path, 1)[-(90 - stopped_at):] == rank1[stopped_at:]
+    whole, resumed = weights(runs / "whole"), weights(runs / "stopped")
+    for key in whole:
+        assert torch.equal(resumed[key], whole[key]), key
+    events = [e["event"] for e in read_jsonl(runs / "stopped" / "events.jsonl")]
+    assert "rng_streams_started" not in events
