@@ -86,3 +86,70 @@ def test_each_rank_draws_its_own_dropout_masks_and_resume_continues_every_ranks_
         assert torch.equal(resumed[key], whole[key]), key
     events = [e["event"] for e in read_jsonl(runs / "stopped" / "events.jsonl")]
     assert "rng_streams_started" not in events
+
+
+# A model that takes 2 s to build: a signal sent while both ranks build it lands in start-up.
+SLOW_START_MODEL = '''
+import os, time
+from pathlib import Path
+from torch import nn
+
+
+class Net(nn.Sequential):
+    def __init__(self):
+        Path(__file__).with_name(f"building-{os.environ['RANK']}").touch()
+        time.sleep(2)
+        super().__init__(nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 10))
+'''
+
+SLOW_START_CONFIG = CONFIG.replace('"masked:Net"', '"slowstart:Net"').replace(
+    "seed: 0,", "seed: 0, collective_timeout_s: 60,")
+
+
+def rank_pids(process) -> dict[int, int]:
+    """torchrun's workers by their RANK."""
+    import subprocess
+    import time
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        children = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        ranks = {}
+        for pid in children:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            rank = next((v.split(b"=")[1] for v in environ if v.startswith(b"RANK=")), None)
+            if rank is not None:
+                ranks[int(rank)] = int(pid)
+        if len(ranks) == 2:
+            return ranks
+        time.sleep(0.05)
+    raise AssertionError("torchrun did not start 2 workers")
+
+
+@pytest.mark.parametrize("rank", [1, 0])
+def test_a_sigint_to_one_rank_during_start_up_ends_both_promptly_as_interrupted(tmp_path, rank):
+    import time
+
+    (tmp_path / "slowstart.py").write_text(SLOW_START_MODEL)
+    config = tmp_path / "slow.yaml"
+    config.write_text(SLOW_START_CONFIG)
+    run = tmp_path / "runs" / "slow"
+    process = torchrun(2, "train", str(config), "--run-dir", str(tmp_path / "runs"), "--name", "slow")
+    pids = rank_pids(process)
+    deadline = time.time() + 120
+    while not all((tmp_path / f"building-{r}").is_file() for r in (0, 1)) and time.time() < deadline:
+        time.sleep(0.02)
+    os.kill(pids[rank], signal.SIGINT)
+    signalled = time.time()
+    code, output = finish(process, timeout=120)
+    # Before, the signalled rank waited in the closing barrier while the other was in DDP's set-up,
+    # until the collective timeout (60 s here). Now both finish start-up and stop together; the
+    # bound is the timeout, not a figure a loaded machine could break (see docs/resume.md).
+    assert time.time() - signalled < 60, output
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["steps"]) == ("interrupted", 0), output
+    assert summary["reason"] == "stopped by SIGINT during start-up, before the first step"
+    assert "second signal" not in output and "KeyboardInterrupt" not in output, output
+    assert not (run / "checkpoints" / "last").exists()
+    events = [e for e in read_jsonl(run / "events.jsonl") if e["event"] == "interrupted"]
+    assert [(e["step"], e["signal"]) for e in events] == [(0, "SIGINT")]

@@ -131,3 +131,58 @@ def test_after_kill_9_and_resume_every_reader_sees_each_step_once(tmp_path):
     assert [r["step"] for r in record.metrics if r["split"] == "val"] == [45, 90]
     assert record.series("train", "loss")[0] == list(range(1, 91))
     assert diagnose_run(run).to_json()["findings"] is not None
+
+
+# A model that takes 3 s to build, and says when it starts: a signal then lands in start-up.
+SLOW_START_MODEL = '''
+import time
+from pathlib import Path
+from torch import nn
+
+
+class Net(nn.Sequential):
+    def __init__(self):
+        Path(__file__).with_name("building").touch()
+        time.sleep(3)
+        super().__init__(nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 10))
+'''
+
+
+def start_slowly(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    (tmp_path / "slowstart.py").write_text(SLOW_START_MODEL)
+    config = tmp_path / "rec.yaml"
+    config.write_text(CONFIG.replace("{name: mlp, kwargs: {hidden: [16]}}", '{target: "slowstart:Net"}'))
+    command = [sys.executable, "-m", "torchwise", "train", str(config), "--run-dir", str(tmp_path / "runs"), "-q"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (tmp_path / "building").is_file():
+        assert process.poll() is None and time.time() < deadline, process.communicate()
+        time.sleep(0.01)
+    return process, tmp_path / "runs" / "rec"
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_during_start_up_records_interrupted_with_the_reason(tmp_path, sig, code):
+    process, run = start_slowly(tmp_path)
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == code, err
+    assert "Traceback" not in err and "Aborted" not in err, err
+    summary = json.loads((run / "summary.json").read_text())
+    assert (summary["status"], summary["steps"]) == ("interrupted", 0)
+    assert summary["reason"] == f"stopped by {sig.name} during start-up, before the first step"
+    assert read_run(run).status == "interrupted"
+
+
+def test_a_run_killed_during_start_up_reads_as_killed_never_running(tmp_path, capsys):
+    process, run = start_slowly(tmp_path)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert json.loads((run / "summary.json").read_text())["status"] == "running"  # it could not say more
+    assert read_run(run).status == "killed"
+    (run / "summary.json").unlink()  # killed before its first summary: still killed, not "unknown"
+    assert read_run(run).status == "killed"
+    with pytest.raises(SystemExit) as end:
+        main(["runs", str(tmp_path / "runs"), "--json"])
+    assert end.value.code in (None, 0)
+    assert [row["status"] for row in json.loads(capsys.readouterr().out)] == ["killed"]

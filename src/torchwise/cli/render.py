@@ -81,7 +81,7 @@ def print_run_result(result: Any) -> None:
     if summary.get("reason"):
         table.add_row("reason", summary["reason"])
     table.add_row("run folder", str(result.run_dir))
-    if summary["status"] == "interrupted":
+    if summary["status"] == "interrupted" and (result.run_dir / "checkpoints" / "last").exists():
         table.add_row("continue with", f"torchwise resume {result.run_dir}")
     Console().print(table)
     print_diagnosis(result.run_dir)

@@ -48,8 +48,9 @@ class RunRecord:
     @property
     def status(self) -> str:
         """The summary's status, except that a `running` run nobody holds the lock of is `killed`:
-        its process died (SIGKILL, the OOM killer, a power cut) before it could say so."""
-        status = str(self.summary.get("status") or "unknown")
+        its process died (SIGKILL, the OOM killer, a power cut) before it could say so. A folder
+        without a summary is one whose process died (or is still starting) before writing it."""
+        status = str(self.summary.get("status") or "running")
         if status == "running" and not self.locked:
             return "killed"
         return status

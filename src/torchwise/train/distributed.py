@@ -350,6 +350,20 @@ def reduce_step(dist_info: Distributed, ctx: LoopContext, *, loss_sum: torch.Ten
     return loss / dist_info.world, norm if dist_info.kind == "ddp" else math.sqrt(sq)
 
 
+def agree_start(dist_info: Distributed) -> str | None:
+    """Collective at the end of start-up: the signal any rank saw during it (SIGTERM over SIGINT),
+    or None. Every rank gets here, so a rank signalled early waits for the others' set-up instead of
+    leaving them in a collective it will never join."""
+    import torch.distributed as dist
+
+    code = torch.tensor([max((SIGNAL_CODES[name] for name in dist_info.signals), default=0.0)],
+                        dtype=torch.float64, device=dist_info.device)
+    with collective(dist_info, "agreeing that start-up is done"):
+        dist.all_reduce(code)
+    codes = float(code.item())
+    return None if not codes else "SIGTERM" if codes >= SIGNAL_CODES["SIGTERM"] else "SIGINT"
+
+
 def agree_signal(dist_info: Distributed, ctx: LoopContext, codes: float) -> None:
     """Stop every rank at the same step: a signal seen by any rank stops them all."""
     if codes and not ctx.stop_requested:

@@ -37,8 +37,10 @@ from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.distributed import (
     Distributed,
+    agree_start,
     check_metrics,
     ddp_model,
+    process_count,
     rank_run_folder,
     shard_loader,
     shard_model,
@@ -51,7 +53,7 @@ from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
 from torchwise.train.resume import resume_state
-from torchwise.train.signals import stop_on_signals
+from torchwise.train.signals import StartUpInterrupted, interrupt_start_up, stop_on_signals
 from torchwise.train.tasks import build_task
 
 
@@ -117,12 +119,31 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
                  val_data: Dataset | DataLoader | None = None, progress: str | None = None,
                  resume_dir: Path | None = None, objects: UserObjects | None = None) -> RunResult:
     """Train once and write the run folder; with ``resume_dir``, continue that run from
-    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`."""
+    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`.
+
+    A signal during start-up (before the first step) ends the run as `interrupted`, with no
+    checkpoint: in one process at once; under torchrun each rank notes it and all of them stop
+    together where start-up ends (`agree_start`), so no rank waits for one that left."""
     objects = objects or UserObjects()
     objects.record(cfg)
     check_rebuildable(cfg, objects)
+    signals: list[str] = []  # under torchrun: the signals this rank saw, until all ranks agree
+    torchrun = process_count(cfg) > 1
+    with stop_on_signals(signals, escalate=False) if torchrun else interrupt_start_up():
+        return train_run(cfg, runs_dir=runs_dir, name=name, model=model, train_data=train_data,
+                         val_data=val_data, progress=progress, resume_dir=resume_dir, objects=objects,
+                         signals=signals)
+
+
+def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model: nn.Module | None,
+              train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
+              progress: str | None, resume_dir: Path | None, objects: UserObjects,
+              signals: list[str]) -> RunResult:
+    """`run_training` with its signal handling in place."""
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
     dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
+    if dist is not None:
+        dist.signals = signals
     main = dist is None or dist.is_main
     parent = runs_dir or Path("runs")
     parent_existed = parent.is_dir()
@@ -155,7 +176,11 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             # One killed after its last checkpoint goes through the loop, which records the end.
             idle = bool(earlier) and earlier[-1].get("status") in ("completed", "early_stopped") and finished(
                 state, total_steps=planned_steps(cfg, ctx.train_loader), epochs=epoch_limit(cfg, ctx.train_loader))
-        if not idle:
+        early = agree_start(dist) if dist is not None else None  # every rank: start-up done, any signal?
+        if early is not None:
+            state.status, state.reason = "interrupted", f"stopped by {early} during start-up, before the first step"
+            run.log_event("interrupted", step=state.step, signal=early, reason=state.reason)
+        elif not idle:
             # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
             with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
                 training_started = True
@@ -164,6 +189,9 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
     except TorchwiseError as err:
         raise record_failure(run, state, err) from None
+    except StartUpInterrupted as err:  # one process, a signal before the first step: nothing to save
+        state.status, state.reason = "interrupted", f"stopped by {err.signal} during start-up, before the first step"
+        run.log_event("interrupted", step=state.step, signal=err.signal, reason=state.reason)
     except KeyboardInterrupt:  # a second Ctrl-C mid-step: no checkpoint, but say what happened
         state.status, state.reason = "interrupted", "stopped by a second signal mid-step; last not updated"
         run.log_event("interrupted", step=state.step, reason=state.reason)

@@ -1,4 +1,5 @@
-"""Ctrl-C and SIGTERM during training: finish the step, then stop (the loop checkpoints `last`)."""
+"""Ctrl-C and SIGTERM: during training, finish the step, then stop (the loop checkpoints `last`);
+during start-up in one process, stop at once (`interrupt_start_up`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,34 @@ def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iter
         if stop_requested and escalate:  # a second Ctrl-C: the user means it
             raise KeyboardInterrupt
         stop_requested.append(name)
+
+    previous = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread: leave signals to the host program
+        pass
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+class StartUpInterrupted(KeyboardInterrupt):
+    """A signal before the first step (one process): start-up stops where it is."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal = signal_name
+
+
+@contextlib.contextmanager
+def interrupt_start_up() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `StartUpInterrupted` until `stop_on_signals` takes over at the first
+    step: nothing is half-done yet, and SIGTERM's default (die at once) would leave a `running` summary."""
+    def handler(signum: int, _: Any) -> None:
+        raise StartUpInterrupted(signal.Signals(signum).name)
 
     previous = {}
     try:
