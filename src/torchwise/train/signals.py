@@ -22,17 +22,8 @@ def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iter
             raise KeyboardInterrupt
         stop_requested.append(name)
 
-    previous = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, handler)
-    except ValueError:  # not the main thread: leave signals to the host program
-        pass
-    try:
+    with handling(handler):
         yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
 
 
 class StartUpInterrupted(KeyboardInterrupt):
@@ -50,6 +41,13 @@ def interrupt_start_up() -> Iterator[None]:
     def handler(signum: int, _: Any) -> None:
         raise StartUpInterrupted(signal.Signals(signum).name)
 
+    with handling(handler):
+        yield
+
+
+@contextlib.contextmanager
+def handling(handler: Any) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM inside the block, the previous handlers after it."""
     previous = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
