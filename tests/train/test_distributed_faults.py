@@ -153,3 +153,67 @@ def test_a_sigint_to_one_rank_during_start_up_ends_both_promptly_as_interrupted(
     assert not (run / "checkpoints" / "last").exists()
     events = [e for e in read_jsonl(run / "events.jsonl") if e["event"] == "interrupted"]
     assert [(e["step"], e["signal"]) for e in events] == [(0, "SIGINT")]
+
+
+# A model that raises in its third training forward, on the rank that FAIL_RANK names.
+FAILING_MODEL = '''
+import os
+from torch import nn
+
+
+class Net(nn.Sequential):
+    def __init__(self):
+        super().__init__(nn.Linear(64, 16), nn.ReLU(), nn.Linear(16, 10))
+        self.forwards = 0
+
+    def forward(self, x):
+        if self.training:
+            self.forwards += 1
+            if self.forwards == 3 and os.environ["RANK"] == os.environ["FAIL_RANK"]:
+                raise ValueError(f"bad batch on rank {os.environ['RANK']}")
+        return super().forward(x)
+'''
+
+
+@pytest.mark.parametrize("rank", [1, 0])
+def test_when_one_rank_fails_its_cause_is_printed_and_in_the_summary(tmp_path, rank):
+    (tmp_path / "failing.py").write_text(FAILING_MODEL)
+    config = tmp_path / "fail.yaml"
+    config.write_text(CONFIG.replace('"masked:Net"', '"failing:Net"'))
+    process = torchrun(2, "train", str(config), "--run-dir", str(tmp_path / "runs"), "--name", "fail",
+                       env={**os.environ, "FAIL_RANK": str(rank)})
+    code, output = finish(process)
+    assert code != 0
+    cause = f"bad batch on rank {rank}"
+    assert cause in output, output  # printed by whichever rank got to say it first
+    assert "see that rank's error above" not in output
+    summary = json.loads((tmp_path / "runs" / "fail" / "summary.json").read_text())
+    assert summary["status"] == "failed" and cause in summary["reason"], summary
+    if rank == 1:  # rank 0 wrote the summary from rank 1's note
+        assert summary["reason"].startswith(f"rank 1/2 failed first: ValueError: {cause}")
+
+
+def test_a_locked_run_under_torchrun_is_refused_once_before_its_batch_size_is_checked(tmp_path):
+    from torchwise.runs.lock import RunLock
+
+    config = tmp_path / "digits.yaml"
+    config.write_text(CONFIG.replace('{target: "masked:Net"}', "{name: mlp, kwargs: {hidden: [16]}}")
+                      .replace("epochs: 2", "epochs: 1"))
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "torchwise", "train", str(config), "--run-dir", str(tmp_path / "runs"),
+                           "-q"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "runs" / "masked"
+    lock = RunLock.acquire(run)  # another process "trains" it
+    try:
+        # batch 16 per process under 2 would change the global batch: a refusal too, but the lock comes first
+        code, output = finish(torchrun(2, "resume", str(run), "train.epochs=2"))
+    finally:
+        lock.release()
+    assert code != 0
+    errors = [line for line in output.splitlines() if line.startswith(("error:", "hint:"))]
+    assert errors == [f"error: run folder {run} is in use by another process (pid {os.getpid()})",
+                      "hint: wait for that run to finish (or stop it with Ctrl-C / kill), then resume"], output
+    assert "did not complete" not in output and "global batch" not in output

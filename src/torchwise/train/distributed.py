@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -61,6 +62,8 @@ class Distributed:
     timeout_s: float
     owns_group: bool  # we initialised the process group, so we destroy it
     signals: list[str] = field(default_factory=list)  # seen by this rank, not yet agreed
+    run_path: Path | None = None  # where a failing rank leaves its note (train/rank_failures.py)
+    started: float = field(default_factory=time.time)
 
     @property
     def is_main(self) -> bool:
@@ -153,15 +156,25 @@ def collective(dist_info: Distributed, what: str, *, model_runs: bool = False) -
 
     ``model_runs``: the user's model runs inside too (torch's collectives in forward/backward), so
     only the backend's errors are ours to explain."""
+    from torchwise.train.rank_failures import first_cause
+
     try:
         yield
     except (RuntimeError, torch.distributed.DistError) as err:
         if model_runs and not backend_error(err):
             raise
-        raise RunFailed(f"{dist_info.label}: {what} did not complete: {str(err).splitlines()[0][:300]}",
-                        hint=f"another rank failed or hung (collectives time out after {dist_info.timeout_s:g} s, "
-                             "train.collective_timeout_s); see that rank's error above, then `torchwise resume`") \
-            from err
+        broke = f"{dist_info.label}: {what} did not complete: {str(err).splitlines()[0][:300]}"
+        cause = first_cause(dist_info.run_path, rank=dist_info.rank, since=dist_info.started)
+        if cause is not None:
+            raise CollectiveFailed(f"{cause}\n  ({broke})",
+                                   hint="fix what that rank ran into, then `torchwise resume`") from err
+        raise CollectiveFailed(broke, hint=f"another rank failed or hung (collectives time out after "
+                                           f"{dist_info.timeout_s:g} s, train.collective_timeout_s) without saying "
+                                           "why (killed?); `torchwise resume` once it is fixed") from err
+
+
+class CollectiveFailed(RunFailed):
+    """A collective broke because another rank left or hung: not this rank's own failure."""
 
 
 class SilentRun:

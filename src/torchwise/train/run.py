@@ -36,6 +36,7 @@ from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.distributed import (
+    CollectiveFailed,
     Distributed,
     agree_start,
     check_metrics,
@@ -52,6 +53,7 @@ from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_s
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.rank_failures import clear_notes, leave_note
 from torchwise.train.resume import resume_state
 from torchwise.train.signals import StartUpInterrupted, interrupt_start_up, stop_on_signals
 from torchwise.train.tasks import build_task
@@ -149,6 +151,8 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
     parent_existed = parent.is_dir()
     before = take_snapshot(resume_dir) if resume_dir is not None and main else None  # a refused resume puts it back
     run = rank_run_folder(dist, lambda: open_run_folder(cfg, parent=parent, name=name, resume_dir=resume_dir))
+    if dist is not None:
+        dist.run_path = run.path
     progress = progress if main else "off"
     training_started = False
     idle = False  # a resume with nothing left to train: the run folder stays as it was
@@ -188,6 +192,7 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
     except NonFiniteStep as err:
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
     except TorchwiseError as err:
+        first_failure(dist, err.message, err)
         raise record_failure(run, state, err) from None
     except StartUpInterrupted as err:  # one process, a signal before the first step: nothing to save
         state.status, state.reason = "interrupted", f"stopped by {err.signal} during start-up, before the first step"
@@ -198,6 +203,7 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
         raise
     except Exception as err:  # a crash in user code: record it, then let the caller explain it
         state.status, state.reason = "failed", f"{type(err).__name__}: {err}"
+        first_failure(dist, state.reason, err)
         run.log_event("failed", step=state.step, reason=state.reason)
         raise
     finally:
@@ -208,6 +214,8 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
         run.write_summary(summary)
         if main:
             write_diagnosis(run)
+            if summary["status"] != "failed":  # a failed rank's note stays for the others to read
+                clear_notes(run.path)
         run.close()
         if not main:
             pass
@@ -221,9 +229,18 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
     return RunResult(run_dir=run.path, summary=summary)
 
 
+def first_failure(dist: Distributed | None, reason: str, err: BaseException) -> None:
+    """Under torchrun, a rank's own failure (not a broken collective) leaves a note naming it, before
+    this rank leaves the group and the others' collectives break (train/rank_failures.py)."""
+    if dist is not None and dist.run_path is not None and not isinstance(err, CollectiveFailed):
+        leave_note(dist.run_path, rank=dist.rank, world=dist.world, reason=reason)
+
+
 def open_run_folder(cfg: RunConfig, *, parent: Path, name: str | None, resume_dir: Path | None) -> RunFolder:
     if resume_dir is not None:
-        return RunFolder(resume_dir)
+        run = RunFolder(resume_dir)
+        clear_notes(run.path)  # an earlier segment's ranks' (before the other ranks learn the path)
+        return run
     run = RunFolder.create(parent, name or cfg.name or "run")
     record_config(run, cfg)
     return run
