@@ -71,6 +71,7 @@ class LoopContext:
     scheduler: Any = None  # the user's LR scheduler; None: torchwise's schedule sets the LR
     float64_to: torch.dtype | None = None  # float64 inputs are cast to the model's dtype (preflight saw them)
     dist: Any = None  # under torchrun: train.distributed.Distributed; None for one process
+    val_loss_in_train_mode: bool = False  # eval mode gives detections, not a loss (preflight saw it)
 
     def __post_init__(self) -> None:
         self.params = [p for group in self.optimizer.param_groups for p in group["params"]]
