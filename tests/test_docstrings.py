@@ -29,6 +29,7 @@ MODULES = [
     "torchwise.env.findings",
     "torchwise.env.precision",
     "torchwise.env.probe",
+    "torchwise.env.threads",
     "torchwise.explain",
     "torchwise.explain.lookup",
     "torchwise.explain.explanation",

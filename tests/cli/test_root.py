@@ -21,14 +21,3 @@ def test_root_help_runs_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
-
-def test_every_command_the_readme_shows_exists():
-    import re
-    from pathlib import Path
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    bash = "\n".join(re.findall(r"^```bash\n(.*?)^```", readme, flags=re.MULTILINE | re.DOTALL))
-    shown = set(re.findall(r"^torchwise ([a-z]+)", bash, flags=re.MULTILINE))
-    shown |= set(re.findall(r"^\$ torchwise ([a-z]+)", readme, flags=re.MULTILINE))
-    shown |= set(re.findall(r"`torchwise ([a-z]+)[ `]", readme))
-    assert shown and shown <= set(COMMANDS), shown - set(COMMANDS)

@@ -16,7 +16,7 @@ IDS = [
     "python", "torch-import", "torch-cpu-build-with-gpu", "driver-too-old",
     "gpu-arch-unsupported", "cuda-unavailable", "torchvision-mismatch", "torchaudio-mismatch",
     "smoke-matmul", "smoke-autograd", "bf16", "tf32", "amp", "compile-toolchain",
-    "dataloader-workers", "shm-size", "open-files", "mps", "gpu-count", "nccl",
+    "dataloader-workers", "cpu-threads", "shm-size", "open-files", "mps", "gpu-count", "nccl",
     "disk-space", "memory",
 ]  # fmt: skip
 

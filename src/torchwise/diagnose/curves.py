@@ -155,7 +155,7 @@ def underfitting(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> Ru
         + (f", validation {m['val_end']:.4g}" if m["val_end"] is not None else ""),
         why="training and validation loss stay high alike: the model cannot fit even the training data, "
             "so it is too small, too constrained or not trained long enough",
-        fix="a larger model (model.kwargs, e.g. hidden: [256, 128]); less regularisation "
+        fix="a larger model (wider or more layers: model.kwargs.hidden for a built-in MLP); less regularisation "
             "(model.kwargs.dropout=0, optim.weight_decay=0); more steps (train.epochs)",
         evidence=ev)
 

@@ -35,9 +35,9 @@ def failed(record: RunRecord) -> RunFinding | None:
     step = record.summary.get("steps", event.get("step"))
     known = _explain(reason) if reason else None
     evidence = {"status": "failed", "step": step, "reason": reason or None, "hint": event.get("hint"),
-                "explain_id": known.id if known else None}
-    if known is not None:
-        why, fix = f"{known.title}: {known.meaning} {known.cause}", known.fix
+                "explain": known.to_json() if known else None}
+    if known is not None:  # its likely causes (with their general examples) are in evidence.explain
+        why, fix = f"`torchwise explain` knows this error: {known.title}. {known.meaning}", known.fix
     else:
         why = ("the run stopped on this error before it finished; the curves up to it say nothing about its "
                "cause" + (f"; the run's own hint: {event['hint']}" if event.get("hint") else ""))

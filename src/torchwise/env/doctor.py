@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from torchwise.env import gpu, packages, smoke, system
+from torchwise.env import gpu, packages, smoke, system, threads
 from torchwise.env.compat import format_version
 from torchwise.env.findings import DoctorReport, Finding
 from torchwise.env.probe import Facts, gather, installed_version
@@ -49,6 +49,7 @@ CHECKS: list[Check] = [
     Check("amp", smoke.check_amp),
     Check("compile-toolchain", smoke.check_compile_toolchain),
     Check("dataloader-workers", system.check_dataloader_workers),
+    Check("cpu-threads", threads.check_cpu_threads),
     Check("shm-size", system.check_shm_size, needs_torch=False),
     Check("open-files", system.check_open_files, needs_torch=False),
     Check("mps", gpu.check_mps),

@@ -1,4 +1,4 @@
-"""The README's "Export and predict" section runs as written: train -> export -> predict -> load
+"""The "Export and predict" page (docs/export.md) runs as written: train -> export -> predict -> load
 the artefact in a fresh Python process; its quoted outputs are what the commands print."""
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
-SECTION = README.split("## Export and predict\n", 1)[1].split("\n## ", 1)[0]
+SECTION = (ROOT / "docs" / "export.md").read_text()
 
 pytest.importorskip("onnxruntime")
 
@@ -25,7 +24,7 @@ def fenced(language: str) -> list[str]:
 
 
 def sessions() -> dict[str, list[str]]:
-    """``$ command`` -> the lines the README shows under it."""
+    """``$ command`` -> the lines the page shows under it."""
     shown: dict[str, list[str]] = {}
     for block in fenced("text"):
         command = None
@@ -59,7 +58,7 @@ def contains(output: list[str], expected: list[str]) -> bool:
     return any(output[i:i + width] == expected for i in range(len(output) - width + 1))
 
 
-def test_the_walkthrough_prints_what_the_readme_shows(walkthrough):
+def test_the_walkthrough_prints_what_the_page_shows(walkthrough):
     folder, done = walkthrough
     output = masked(done.stdout.splitlines())
     shown = sessions()

@@ -1,0 +1,33 @@
+"""docs/diagnose.md: its table of codes is `codes.CODES`, and `diagnose --help` lists every code.
+(Its examples run in tests/test_docs_examples.py, with every other page.)"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from torchwise.diagnose.codes import CODES
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "diagnose.md"
+
+
+def test_the_table_of_codes_is_the_one_in_the_code():
+    text = PAGE.read_text().split("## Codes", 1)[1]
+    rows = re.findall(r"^\| `(\w+)` \| (\w+) \| (.*) \|$", text, re.MULTILINE)
+    assert [(code, severity, when) for code, severity, when in rows] == \
+        [(code, severity, when) for code, (severity, when) in CODES.items()]
+
+
+def test_every_code_a_check_emits_is_in_the_table_and_in_help():
+    source = "\n".join(p.read_text() for p in (ROOT / "src" / "torchwise" / "diagnose").glob("*.py"))
+    emitted = set(re.findall(r'RunFinding\(\s*"(\w+)"', source))
+    assert {"failed", "nonfinite_input", "chance_level", "healthy", "too_short"} <= emitted
+    assert emitted == set(CODES)
+    out = subprocess.run([sys.executable, "-m", "torchwise", "diagnose", "--help"], capture_output=True, text=True,
+                         timeout=120, env={"COLUMNS": "400", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    listed = re.search(r"Codes: (.*?)\.", " ".join(out.stdout.split())).group(1)
+    assert [code.strip() for code in listed.split(",")] == list(CODES)
