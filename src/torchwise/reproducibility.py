@@ -32,6 +32,18 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> None:
         torch.backends.cudnn.benchmark = False
 
 
+def seed_rank(seed: int, rank: int) -> None:
+    """Give this process of a torchrun group its own random stream: ``seed + rank`` (Accelerate's
+    ``set_seed(seed, device_specific=True)`` convention), so ranks draw different dropout masks.
+
+    Called after the model is built: every rank initialises the same weights from ``seed`` (FSDP
+    shards the weights each rank made, it does not broadcast them), then trains on its own stream.
+    """
+    random.seed(seed + rank)
+    np.random.seed((seed + rank) % 2**32)
+    torch.manual_seed(seed + rank)
+
+
 def seed_worker(worker_id: int) -> None:
     """DataLoader ``worker_init_fn``: derive python and numpy seeds from torch's worker seed.
 

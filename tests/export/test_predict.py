@@ -106,7 +106,7 @@ def test_npz_pt_and_json_output(artefact, tmp_path):
     from_npz = predict(path, tmp_path / "in.npz", out=tmp_path / "p.json")
     assert torch.equal(from_npz.predictions, want) and from_npz.accuracy == 1.0
     records = json.loads((tmp_path / "p.json").read_text())
-    assert records[0] == {"id": "0", "prediction": "abcd"[int(want[0])],
+    assert records[0] == {"id": 0, "prediction": "abcd"[int(want[0])],  # a row number is a number
                           "probability": pytest.approx(from_npz.probabilities[0].item(), abs=1e-6)}
     assert torch.equal(predict(path, tmp_path / "in.pt").predictions, want)
     assert torch.equal(predict(path, raw.numpy()).predictions, want)

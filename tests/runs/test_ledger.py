@@ -91,14 +91,16 @@ def test_each_ending_shows_as_itself_and_a_sigkilled_run_is_killed_not_running(r
     assert rows["crashed"]["reason"] == "RuntimeError: a bug in the model"
     # What differs: the model's settings between the YAML run and the Python ones, LR, epochs...
     assert rows["ctrl-c"]["differs"]["optim.lr"] == 0.01 and rows["done"]["differs"]["optim.lr"] == 0.001
-    assert rows["long"]["differs"]["data.source"] == "digits" and rows["done"]["differs"]["data.source"] == "python"
+    # ... between runs of the same data and model only: the digits run is alone in its family.
+    assert (rows["long"]["family"], rows["long"]["differs"]) == ("digits/mlp", {})
+    assert rows["done"]["family"] == rows["ctrl-c"]["family"] != "digits/mlp"
     assert rows["done"]["best"]["metric"] == "val_loss" and rows["done"]["epochs"] == 2
     assert rows["long"]["wall_seconds"] is not None
 
     table = cli("runs", str(runs_folder))
     assert table.returncode == 0, table.stderr
     for name, status in (("done", "completed"), ("long", "killed"), ("ctrl-c", "interrupted")):
-        (line,) = [line for line in table.stdout.splitlines() if f" {name} " in line]
+        (line,) = [line for line in table.stdout.splitlines() if line.startswith(f"{name} ")]
         assert status in line
 
 
@@ -114,8 +116,8 @@ def test_compare_diffs_config_and_metrics_and_writes_the_curves(runs_folder, tmp
     png = (tmp_path / "c.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
     text = cli("runs", "compare", str(runs_folder / "done"), str(runs_folder / "ctrl-c"), cwd=tmp_path)
-    assert "optim.lr" in text.stdout and "curves: compare.png" in text.stdout
-    assert (tmp_path / "compare.png").is_file()
+    assert "optim.lr" in text.stdout and f"curves: {runs_folder / 'compare.png'}" in text.stdout
+    assert (runs_folder / "compare.png").is_file() and not (tmp_path / "compare.png").exists()
 
 
 def test_bad_input_is_an_error_with_a_hint(tmp_path):

@@ -93,4 +93,5 @@ def test_cli_trace_and_json(tmp_path, capsys, monkeypatch):
     assert exit_.value.code == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["phases_ms"]) == {"data_wait", "host_to_device", "forward", "backward", "optimizer", "logging"}
-    assert result["verdict"] and (tmp_path / "profile_trace.json").is_file()
+    assert result["verdict"] and (tmp_path / "runs" / "digits-profile_trace.json").is_file()
+    assert not (tmp_path / "profile_trace.json").exists()  # not in the working folder itself

@@ -45,7 +45,8 @@ def command(
             print(f"fixed: {path}", file=sys.stderr)
     else:
         findings = lint_paths(paths, select=selected, ignore=ignored, errors=broken)
-    typer.echo(render(findings, output_format))
+    if findings or not broken or output_format != "text":  # no "All checks passed." above an error
+        typer.echo(render(findings, output_format))
     for error in broken:
         print(f"error: {error.message}", file=sys.stderr)
         if error.hint:

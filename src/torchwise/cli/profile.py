@@ -12,19 +12,20 @@ from torchwise.cli.tune import CONFIG_ARG, JSON_OPT, OVERRIDES_ARG, RUN_OPT
 def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_json: bool = JSON_OPT,
             run: Path = RUN_OPT,
             steps: int = typer.Option(20, "--steps", help="Timed steps per round (3 rounds, after 5 warm-up steps)."),
-            trace: bool = typer.Option(False, "--trace", help="Also write a Chrome trace (torch.profiler) of "
-                                                             "3 steps: profile_trace.json, or in RUN_DIR with --run."),
+            trace: bool = typer.Option(False, "--trace", help="Also write a Chrome trace (torch.profiler) of 3 "
+                                                             "steps: runs/CONFIG-profile_trace.json, or in RUN_DIR "
+                                                             "with --run."),
             ) -> None:
     """Time each phase of real training steps and say what the run is bound by."""
     from rich.table import Table
 
-    from torchwise.cli.tune import emit, load_workload
+    from torchwise.cli.tune import default_output, emit, load_workload
     from torchwise.tune.profile import profile_workload
 
     work = load_workload(config, overrides)
     path = None
     if trace:
-        path = (run if run is not None else Path(".")) / "profile_trace.json"
+        path = default_output(config, run, "profile_trace.json")
     result = profile_workload(work, steps=steps, trace=path)
     table = Table(title=f"profile: {result.steps} steps of batch {result.batch_size} on {result.device}: "
                         f"{result.verdict}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from torchwise.errors import RunFailed, TorchwiseError
@@ -33,6 +34,18 @@ def run_or_explain(action: Callable[[], Any]) -> Any:
         where = user_frame(err)
         raise RunFailed(f"training crashed: {type(err).__name__}: {err}" + (f"\n  at {where}" if where else ""),
                         hint=explain_hint(err)) from err
+
+
+@contextlib.contextmanager
+def said_once() -> Iterator[None]:
+    """Refusals before the process group starts are the same on every rank of a torchrun launch:
+    rank 0 prints it, the others exit with the same code in silence."""
+    try:
+        yield
+    except TorchwiseError as err:
+        if os.environ.get("RANK", "0") != "0":
+            raise SystemExit(err.exit_code) from None
+        raise
 
 
 def user_frame(err: BaseException) -> str | None:
@@ -95,7 +108,7 @@ def print_run_result(result: Any) -> None:
     if summary.get("reason"):
         table.add_row("reason", summary["reason"])
     table.add_row("run folder", str(result.run_dir))
-    if summary["status"] == "interrupted":
+    if summary["status"] == "interrupted" and (result.run_dir / "checkpoints" / "last").exists():
         table.add_row("continue with", f"torchwise resume {result.run_dir}")
     Console().print(table)
     print_diagnosis(result.run_dir)

@@ -15,12 +15,15 @@ def command(
                                     help="Import the code a run folder you did not write names (read it first)."),
 ) -> None:
     """Continue a run exactly where its last checkpoint left it."""
-    from torchwise.cli.render import exit_for, print_run_result, run_or_explain
+    from torchwise.cli.render import exit_for, print_run_result, run_or_explain, said_once
     from torchwise.env.threads import use_free_cores
+    from torchwise.runs.lock import check_free
     from torchwise.train.resume import load_run_config
     from torchwise.train.run import run_training
 
-    cfg = load_run_config(run_dir, overrides or [], trust_code=trust_code)
+    with said_once():  # under torchrun every rank meets the same refusal; rank 0 prints it
+        check_free(run_dir)  # first: a run in use is the answer, whatever else its config would say
+        cfg = load_run_config(run_dir, overrides or [], trust_code=trust_code)
     threads = use_free_cores(cfg.train.device)
     if threads is not None and threads.message():
         typer.echo(threads.message(), err=True)

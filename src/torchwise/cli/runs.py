@@ -14,8 +14,9 @@ STATUS_STYLE = {"completed": "green", "early_stopped": "green", "running": "cyan
 def command(
     paths: list[str] = typer.Argument(None, help="DIR (default: runs), or `compare` followed by run folders."),
     json_output: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    wide: bool = typer.Option(False, "--wide", help="Every differing key and anomaly, wrapped, however wide."),
     png: Path = typer.Option(None, "--png", help="compare: where to write the overlaid curves "
-                                                  "(default: compare.png in the current folder)."),
+                                                  "(default: compare.png in the folder that holds the first run)."),
 ) -> None:
     """List the runs of a folder: status, best metric, epochs, wall time, differing config, anomalies.
 
@@ -37,8 +38,46 @@ def command(
     if json_output:
         print(json.dumps(rows, indent=2))
         return
-    render_ledger(rows)
+    if wide:
+        render_ledger(rows)
+    else:
+        render_narrow(rows)
 
+
+def render_narrow(rows: list[dict]) -> None:
+    """One line per run that fits the terminal (80 columns included): name, status, best (the
+    monitored value, ``val_`` left out), time, and what differs from the runs of the same data and
+    model (`ledger.family`), cut to fit; all of it with --wide or --json."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from torchwise.runs.ledger import duration, number
+
+    console = Console()
+    if not rows:
+        console.print("no runs here")
+        return
+    widths = (14, 13, 15, 7)  # run, status, best, time; what differs takes the rest of the line
+
+    def cut(text: str, width: int) -> str:
+        return text if len(text) <= width else text[:width - 1] + "…"
+
+    console.print(Text("  ".join(f"{title:<{w}}" for title, w in zip(("run", "status", "best", "time"), widths,
+                                                                       strict=True)) + "  differs from like runs",
+                       style="bold"), no_wrap=True, crop=True)
+    rest = max(console.width - sum(widths) - 2 * len(widths), 10)
+    for row in rows:
+        best = row["best"] or {}
+        best_text = f"{best['metric'].removeprefix('val_')} {number(best['value'])}" \
+            if best.get("value") is not None else "-"
+        # what differs from the runs of the same data and model (its family: --json, --wide)
+        differs = " ".join(f"{key.rsplit('.', 1)[-1]}={json.dumps(value)}" for key, value in row["differs"].items())
+        line = Text()
+        line.append(f"{cut(row['name'], widths[0]):<{widths[0]}}  ")
+        line.append(f"{row['status']:<{widths[1]}}", style=STATUS_STYLE.get(row["status"], ""))
+        line.append(f"  {cut(best_text, widths[2]):<{widths[2]}}  {duration(row['wall_seconds']):>{widths[3]}}  ")
+        line.append(cut(differs or "-", rest))
+        console.print(line, no_wrap=True, crop=True)
 
 def render_ledger(rows: list[dict]) -> None:
     from rich.console import Console
@@ -56,17 +95,14 @@ def render_ledger(rows: list[dict]) -> None:
                       duration(row["wall_seconds"]),
                       differs or "-", ", ".join(row["anomalies"]) or "-"])
     columns = ("run", "started", "status", "best", "epochs", "time", "differs", "anomalies")
-    widths = [max((len(line) for cell in cells for line in str(cell[i]).split("\n")), default=0)
+    widths = [max((len(line) for cell in cells for line in str(cell[i]).split("\n")), default=len(columns[i]))
               for i in range(len(columns))]
-    console = Console()
-    # The short columns never wrap; the long ones fold, but not below 14 characters where the
-    # terminal has the room (rich would otherwise squeeze them to a few letters first).
-    roomy = sum(min(w, 14) if i in (3, 6, 7) else w for i, w in enumerate(widths)) + 3 * len(columns) + 1 \
-        <= console.width
+    widths = [max(width, len(title)) for width, title in zip(widths, columns, strict=True)]
+    # --wide: as wide as the table needs (pipe it to `less -S`), never squeezed into the terminal.
+    console = Console(width=max(sum(widths) + 3 * len(columns) + 1, Console().width))
     table = Table(title_justify="left")
     for index, column in enumerate(columns):
-        table.add_column(column, overflow="fold", no_wrap=index in (0, 1, 2, 4, 5),
-                         min_width=min(widths[index], 14) if roomy else None)
+        table.add_column(column, no_wrap=True, min_width=widths[index])
     for cell in cells:
         table.add_row(*(safe_cell(c) for c in cell))
     console.print(table if rows else "no runs here")
@@ -93,7 +129,8 @@ def compare_command(paths: list[Path], *, json_output: bool, png: Path | None) -
         raise ConfigError("runs compare needs two or more run folders",
                           hint="torchwise runs compare runs/a runs/b")
     result = compare(paths)
-    target = png or Path("compare.png")
+    # Beside the runs (the folder that holds the first), not in whatever folder the shell is in.
+    target = png or paths[0].resolve().parent / "compare.png"
     target.write_bytes(compare_png([read_run(p) for p in paths]))
     result["png"] = str(target)
     if json_output:

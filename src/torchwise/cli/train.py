@@ -15,12 +15,13 @@ def command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output, only the result."),
 ) -> None:
     """Train a model from a YAML config; writes runs/<name>/ and prints the result."""
-    from torchwise.cli.render import exit_for, print_run_result, run_or_explain
+    from torchwise.cli.render import exit_for, print_run_result, run_or_explain, said_once
     from torchwise.config import load_config
     from torchwise.env.threads import use_free_cores
     from torchwise.train.run import run_training
 
-    cfg = load_config(config, overrides or [])
+    with said_once():  # a bad config under torchrun: one error, not one per rank
+        cfg = load_config(config, overrides or [])
     threads = use_free_cores(cfg.train.device)
     if threads is not None and threads.message():
         typer.echo(threads.message(), err=True)

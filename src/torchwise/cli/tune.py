@@ -20,6 +20,15 @@ JSON_OPT = typer.Option(False, "--json", help="Print the result as one JSON obje
 RUN_OPT = typer.Option(None, "--run", help="Also append the result to RUN_DIR/events.jsonl.")
 
 
+def default_output(config: Path, run_dir: Path | None, name: str) -> Path:
+    """Where a tuner writes ``name`` unless told: RUN_DIR with --run, else ``runs/<config>-<name>``
+    (the folder runs go to, kept out of the working copy), never the current folder itself."""
+    if run_dir is not None:
+        return run_dir / name
+    Path("runs").mkdir(exist_ok=True)
+    return Path("runs") / f"{config.stem}-{name}"
+
+
 def load_workload(config: Path, overrides: list[str] | None) -> Any:
     from torchwise.config import load_config
     from torchwise.tune.workload import from_config

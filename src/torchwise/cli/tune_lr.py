@@ -11,8 +11,8 @@ from torchwise.cli.tune import CONFIG_ARG, JSON_OPT, OVERRIDES_ARG, RUN_OPT
 
 def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_json: bool = JSON_OPT,
             run: Path = RUN_OPT,
-            plot: Path = typer.Option(None, "--plot", help="PNG of the curve [default: lr_finder.png, or "
-                                                           "RUN_DIR/lr_finder.png with --run]"),
+            plot: Path = typer.Option(None, "--plot", help="PNG of the curve [default: runs/CONFIG-lr_finder.png, "
+                                                           "or RUN_DIR/lr_finder.png with --run]"),
             start_lr: float = typer.Option(1e-7, "--start-lr", help="First learning rate."),
             end_lr: float = typer.Option(10.0, "--end-lr", help="Last learning rate."),
             steps: int = typer.Option(100, "--steps", help="At most this many steps (stops early on divergence)."),
@@ -20,13 +20,13 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     """Run the LR range test (real steps, state restored after) and suggest optim.lr."""
     from rich.table import Table
 
-    from torchwise.cli.tune import emit, load_workload
+    from torchwise.cli.tune import default_output, emit, load_workload
     from torchwise.tune.lr import plot as draw
     from torchwise.tune.lr import range_test
 
     work = load_workload(config, overrides)
     result = range_test(work, start_lr=start_lr, end_lr=end_lr, num_steps=steps)
-    path = plot or (run / "lr_finder.png" if run is not None else Path("lr_finder.png"))
+    path = plot or default_output(config, run, "lr_finder.png")
     result.plot = str(draw(result, path))
     table = Table(title=f"LR range test: {len(result.lrs)} steps, {result.stopped}", show_header=False)
     table.add_row("suggested optim.lr", f"{result.suggested_lr:.3g}", "valley rule: 2/3 along the longest fall",

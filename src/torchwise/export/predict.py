@@ -98,11 +98,12 @@ class Predictions:
         """One record per sample: ``prediction`` and ``probability`` (classification, the class name
         where the run knows it; nested lists for a class per position or pixel; multilabel: the
         labels predicted, and every label's probability), or one value per regression output."""
-        classes = self.task.get("classes")
+        classes = [as_number(c) for c in self.task["classes"]] if self.task.get("classes") else None
+        ids = [as_number(i) for i in self.ids]  # a row number is a number in JSON, a file name stays text
         if self.multilabel:
             return [{"id": i, "prediction": [classes[j] if classes else j for j, yes in enumerate(p) if yes],
                      "probability": [round(q, 6) for q in qs]}
-                    for i, p, qs in zip(self.ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
+                    for i, p, qs in zip(ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
         if self.classification:
 
             def name(p: Any) -> Any:
@@ -114,10 +115,10 @@ class Predictions:
                 return [rounded(r) for r in q] if isinstance(q, list) else round(q, 6)
 
             return [{"id": i, "prediction": name(p), "probability": rounded(q)}
-                    for i, p, q in zip(self.ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
+                    for i, p, q in zip(ids, self.predictions.tolist(), self.probabilities.tolist(), strict=True)]
         columns = self.task.get("targets") or [f"output_{j}" for j in range(self.outputs[0].numel())]
         values = self.outputs.reshape(len(self.ids), -1).tolist()
-        return [{"id": i, **dict(zip(columns, row, strict=True))} for i, row in zip(self.ids, values, strict=True)]
+        return [{"id": i, **dict(zip(columns, row, strict=True))} for i, row in zip(ids, values, strict=True)]
 
     def write(self, path: Path) -> None:
         """``.json``: a list of records; anything else: CSV with a header."""
@@ -226,3 +227,14 @@ def _in_memory(inputs: Any) -> RawInputs:
         converted = tensor(inputs)
         count = len(converted)
     return RawInputs(inputs=converted, ids=[str(i) for i in range(count)])
+
+
+def as_number(value: Any) -> Any:
+    """``"3"`` -> ``3``: row numbers and class labels that are integers (read back from text).
+
+    >>> [as_number(v) for v in ("3", "-1", "007", "cat", 4)]
+    [3, -1, '007', 'cat', 4]
+    """
+    if isinstance(value, str) and value.lstrip("-").isdigit() and str(int(value)) == value:  # not "007"
+        return int(value)
+    return value

@@ -4,6 +4,8 @@
 {'optim.lr': 0.1, 'optim.betas': [0.9, 0.99], 'name': 'a'}
 >>> differing_keys([{"optim": {"lr": 0.1}, "name": "a"}, {"optim": {"lr": 0.2}, "name": "b"}])
 ['optim.lr']
+>>> differing_keys([{"model": {"kwargs": {}}}, {"model": {"kwargs": {"hidden": [64]}}}])
+['model.kwargs.hidden']
 """
 
 from __future__ import annotations
@@ -34,5 +36,7 @@ def differing_keys(configs: list[dict[str, Any]]) -> list[str]:
     for flat in flats:
         keys.extend(k for k in flat if k not in keys)
     missing = object()
-    return [k for k in keys if k not in IGNORED_KEYS
-            and len({json.dumps(f.get(k, missing), sort_keys=True, default=str) for f in flats}) > 1]
+    differing = [k for k in keys if k not in IGNORED_KEYS
+                 and len({json.dumps(f.get(k, missing), sort_keys=True, default=str) for f in flats}) > 1]
+    # `model.kwargs={}` in one run and `model.kwargs.hidden=[64]` in another: the leaf says it all.
+    return [k for k in differing if not any(other.startswith(f"{k}.") for other in differing)]

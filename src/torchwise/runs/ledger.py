@@ -15,18 +15,32 @@ from torchwise.runs.reader import RunRecord, find_runs, read_run
 
 
 def ledger_rows(folder: Path) -> list[dict[str, Any]]:
-    """One dict per run under ``folder``, oldest first, with the keys where the runs differ."""
+    """One dict per run under ``folder``, oldest first, with the keys where it differs from the
+    runs of its family (the same data and model: `family`); runs of other families are not
+    compared with it, their data and model already say how they differ."""
     records = [read_run(path) for path in find_runs(folder)]
     records.sort(key=lambda r: str(r.summary.get("started") or ""))
-    keys = differing_keys([r.config for r in records])
-    return [row(record, keys) for record in records]
+    families: dict[str, list[RunRecord]] = {}
+    for record in records:
+        families.setdefault(family(record.config), []).append(record)
+    keys = {name: differing_keys([r.config for r in members]) for name, members in families.items()}
+    return [row(record, keys[family(record.config)]) for record in records]
+
+
+def family(config: dict[str, Any]) -> str:
+    """``data/model`` of a run's config: ``digits/mlp``, ``python/mlp``, ``my_data:load/models:Net``."""
+    flat = flatten(config)
+    data = flat.get("data.target") or flat.get("data.source") or "?"
+    model = flat.get("model.target") or flat.get("model.name") or "?"
+    return f"{data}/{model}"
 
 
 def row(record: RunRecord, keys: list[str]) -> dict[str, Any]:
     summary, flat = record.summary, flatten(record.config)
     best = summary.get("best") or None
     return {
-        "name": record.name, "path": str(record.path), "started": summary.get("started"),
+        "name": record.name, "path": str(record.path), "family": family(record.config),
+        "started": summary.get("started"),
         "status": record.status, "best": best, "epochs": summary.get("epochs"), "steps": summary.get("steps"),
         "wall_seconds": summary.get("wall_seconds"), "differs": {k: flat.get(k) for k in keys},
         "anomalies": record.anomalies(), "reason": summary.get("reason"),

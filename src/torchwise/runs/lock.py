@@ -89,3 +89,18 @@ def lock_held(folder: Path) -> bool:
     finally:
         os.close(fd)  # closing drops the probe's shared lock
     return False
+
+
+def check_free(folder: Path) -> None:
+    """Raise `RunLocked` (as `RunLock.acquire` would) while another process holds the folder's lock,
+    without taking it: every rank of a torchrun resume can ask before anything else is checked."""
+    if lock_held(folder):
+        try:
+            fd = os.open(folder / LOCK_NAME, os.O_RDONLY)
+        except OSError:
+            holder = ""
+        else:
+            holder = _read_holder(fd)
+            os.close(fd)
+        raise RunLocked(f"run folder {folder} is in use by another process{holder}",
+                        hint="wait for that run to finish (or stop it with Ctrl-C / kill), then resume")

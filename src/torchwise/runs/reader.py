@@ -52,11 +52,12 @@ class RunRecord:
     @property
     def status(self) -> str:
         """The summary's status, except that a `running` run nobody holds the lock of is `killed`:
-        its process died (SIGKILL, the OOM killer, a power cut) before it could say so; and
+        its process died (SIGKILL, the OOM killer, a power cut) before it could say so (a folder
+        without a summary is one whose process died, or is still starting, before writing it); and
         `damaged` whatever it says when a checkpoint's tensor files do not match its meta.json."""
         if self.damage:
             return "damaged"
-        status = str(self.summary.get("status") or "unknown")
+        status = str(self.summary.get("status") or "running")
         if status == "running" and not self.locked:
             return "killed"
         return status
@@ -159,7 +160,7 @@ def read_run(path: Path) -> RunRecord:
     check_sections(config_file, config)
     return RunRecord(
         path=path, summary=check_summary(summary, _read_json(summary) or {}), config=config,
-        metrics=_read_log(path / "metrics.jsonl"), events=_read_log(path / "events.jsonl"),
+        metrics=standing_lines(_read_log(path / "metrics.jsonl")), events=_read_log(path / "events.jsonl"),
         env=_read_json(path / "env.json") or {},
         diagnosis=check_diagnosis(path / "diagnosis.json", _read_json(path / "diagnosis.json")),
         locked=lock_held(path), damage=damage(path),
@@ -171,6 +172,24 @@ def _read_log(path: Path) -> list[dict[str, Any]]:
         return read_jsonl(path)
     except FileNotFoundError:
         return []
+
+
+def standing_lines(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The metric lines that stand: a resume writes ``{"split": "resume", "step": S}`` where its
+    segment starts, and the lines before it logged after step S (by a process killed after its
+    last checkpoint) are superseded by what the resume logs again. The marker itself is left out.
+
+    >>> standing_lines([{"split": "train", "step": 1}, {"split": "train", "step": 2},
+    ...                 {"split": "resume", "step": 1}, {"split": "train", "step": 2, "loss": 0.5}])
+    [{'split': 'train', 'step': 1}, {'split': 'train', 'step': 2, 'loss': 0.5}]
+    """
+    kept: list[dict[str, Any]] = []
+    for line in lines:
+        if line.get("split") == "resume" and isinstance(line.get("step"), int):
+            kept = [old for old in kept if not (isinstance(old.get("step"), int) and old["step"] > line["step"])]
+        else:
+            kept.append(line)
+    return kept
 
 
 def find_runs(folder: Path) -> list[Path]:

@@ -33,7 +33,9 @@ class Checkpointer:
         self.identity = {"config_hash": run_cfg.config_hash(), "trajectory": run_cfg.trajectory(),
                          "code": code_fingerprint(run_cfg), "world_size": world}
         self.last_step = -1  # the step `last` holds, so `best` at the same step can share its files
-        self.main = main  # under FSDP every rank saves its shard; only rank 0 touches the folder
+        # Under torchrun every rank takes part in a save (its RNG state, and under FSDP its shard);
+        # only rank 0 touches the folder.
+        self.main = main
         if main:
             directory.mkdir(parents=True, exist_ok=True)
             cleanup_stale(directory)  # temp folders of a writer that crashed mid-save
@@ -51,7 +53,8 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
-        sign_written(self.directory.parent)
+        if self.main:
+            sign_written(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import copy_checkpoint
@@ -61,7 +64,8 @@ class Checkpointer:
                 copy_checkpoint(self.directory / "last", self.directory / "best")
         else:
             self._save(self.directory / "best", ctx, state)
-        sign_written(self.directory.parent)
+        if self.main:
+            sign_written(self.directory.parent)
 
     def _save(self, path: Path, ctx: LoopContext, state: LoopState) -> None:
         from torchwise.checkpoints.checkpoint import save_checkpoint
@@ -77,6 +81,9 @@ class Checkpointer:
 
             save_sharded(path, ctx, training_state=training_state(ctx, state), meta=meta)
             return
+        if not self.main:  # DDP: rank 0 writes; this rank only hands over its RNG state
+            training_state(ctx, state)
+            return
         save_checkpoint(path, model_state=ctx.model.state_dict(), training_state=training_state(ctx, state),
                         meta=meta)
 
@@ -91,7 +98,24 @@ def training_state(ctx: LoopContext, state: LoopState) -> dict[str, Any]:
         "scheduler": ctx.scheduler.state_dict() if ctx.scheduler is not None else None,
         "early_stop": ctx.early_stop.state_dict(),
         "rng": capture_rng_state(),
+        # under torchrun: every rank's own stream (its dropout masks), by rank; see `resume.restore_rng`
+        "rng_ranks": rank_rng_states(ctx),
         # where a stateful stream is; None for any other data, and under torchrun, where this is
         # only rank 0's place (the resume restarts the epoch, and says so)
         "data": loader_state(ctx.train_loader) if ctx.dist is None else None,
     }
+
+
+def rank_rng_states(ctx: LoopContext) -> list[dict[str, Any]] | None:
+    """Collective under torchrun: every rank's RNG state, gathered to rank 0 (None elsewhere and in
+    one process, whose stream is ``rng``)."""
+    if ctx.dist is None:
+        return None
+    import torch.distributed as dist
+
+    from torchwise.train.distributed import collective
+
+    gathered: list[Any] | None = [None] * ctx.dist.world if ctx.dist.is_main else None
+    with collective(ctx.dist, "gathering every rank's RNG state"):
+        dist.gather_object(capture_rng_state(), gathered, dst=0)
+    return gathered

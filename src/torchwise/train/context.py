@@ -39,6 +39,10 @@ class LoopState:
     log_loss_count: int = 0
     epoch_loss_sum: float = 0.0
     epoch_loss_count: int = 0
+    # The optimizer steps the schedule spanned when this state was saved, and where an extended
+    # run's decay starts over ([step, LR factor]: see `schedules.lr_factor`, `resume.respan_schedule`).
+    planned_steps: int | None = None
+    schedule_from: list[float] | None = None
     status: str = "running"
     reason: str | None = None
 

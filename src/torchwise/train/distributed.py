@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -61,6 +62,8 @@ class Distributed:
     timeout_s: float
     owns_group: bool  # we initialised the process group, so we destroy it
     signals: list[str] = field(default_factory=list)  # seen by this rank, not yet agreed
+    run_path: Path | None = None  # where a failing rank leaves its note (train/rank_failures.py)
+    started: float = field(default_factory=time.time)
 
     @property
     def is_main(self) -> bool:
@@ -153,15 +156,25 @@ def collective(dist_info: Distributed, what: str, *, model_runs: bool = False) -
 
     ``model_runs``: the user's model runs inside too (torch's collectives in forward/backward), so
     only the backend's errors are ours to explain."""
+    from torchwise.train.rank_failures import first_cause
+
     try:
         yield
     except (RuntimeError, torch.distributed.DistError) as err:
         if model_runs and not backend_error(err):
             raise
-        raise RunFailed(f"{dist_info.label}: {what} did not complete: {str(err).splitlines()[0][:300]}",
-                        hint=f"another rank failed or hung (collectives time out after {dist_info.timeout_s:g} s, "
-                             "train.collective_timeout_s); see that rank's error above, then `torchwise resume`") \
-            from err
+        broke = f"{dist_info.label}: {what} did not complete: {str(err).splitlines()[0][:300]}"
+        cause = first_cause(dist_info.run_path, rank=dist_info.rank, since=dist_info.started)
+        if cause is not None:
+            raise CollectiveFailed(f"{cause}\n  ({broke})",
+                                   hint="fix what that rank ran into, then `torchwise resume`") from err
+        raise CollectiveFailed(broke, hint=f"another rank failed or hung (collectives time out after "
+                                           f"{dist_info.timeout_s:g} s, train.collective_timeout_s) without saying "
+                                           "why (killed?); `torchwise resume` once it is fixed") from err
+
+
+class CollectiveFailed(RunFailed):
+    """A collective broke because another rank left or hung: not this rank's own failure."""
 
 
 class SilentRun:
@@ -348,6 +361,20 @@ def reduce_step(dist_info: Distributed, ctx: LoopContext, *, loss_sum: torch.Ten
     norm = math.sqrt(sum(float(n) ** 2 for n in torch.stack(norms).tolist())) if norms else 0.0
     agree_signal(dist_info, ctx, codes)
     return loss / dist_info.world, norm if dist_info.kind == "ddp" else math.sqrt(sq)
+
+
+def agree_start(dist_info: Distributed) -> str | None:
+    """Collective at the end of start-up: the signal any rank saw during it (SIGTERM over SIGINT),
+    or None. Every rank gets here, so a rank signalled early waits for the others' set-up instead of
+    leaving them in a collective it will never join."""
+    import torch.distributed as dist
+
+    code = torch.tensor([max((SIGNAL_CODES[name] for name in dist_info.signals), default=0.0)],
+                        dtype=torch.float64, device=dist_info.device)
+    with collective(dist_info, "agreeing that start-up is done"):
+        dist.all_reduce(code)
+    codes = float(code.item())
+    return None if not codes else "SIGTERM" if codes >= SIGNAL_CODES["SIGTERM"] else "SIGINT"
 
 
 def agree_signal(dist_info: Distributed, ctx: LoopContext, codes: float) -> None:

@@ -88,6 +88,7 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
     # Host seconds spent waiting for batches vs in whole steps, over the open log window:
     # timestamps only, no device sync (the step already reads its loss from the device).
     data_wait, step_time, window_steps = 0.0, 0.0, 0
+    state.planned_steps = total_steps  # a resume that changes the run's length re-spans the decay from here
     while not finished(state, total_steps=total_steps, epochs=epochs):
         epoch, first_step = state.epoch, state.step
         start_epoch(ctx.train_loader, epoch=epoch, start=state.samples_in_epoch, seed=cfg.train.seed,
@@ -107,7 +108,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
                 break
             if ctx.scheduler is None:
                 lr = set_lr(ctx.optimizer,
-                            factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps))
+                            factor=lr_factor(cfg.schedule, step=state.step, total_steps=total_steps,
+                                             respan=state.schedule_from))
             else:
                 lr = ctx.optimizer.param_groups[0]["lr"]
             stats_every = cfg.log.grad_stats_every

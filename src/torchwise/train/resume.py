@@ -18,6 +18,7 @@ from torchwise.errors import ResumeError
 
 if TYPE_CHECKING:
     from torchwise.checkpoints.checkpoint import Checkpoint
+    from torchwise.runs.folder import RunFolder
     from torchwise.train.context import LoopContext, LoopState
 
 # Overrides a resume may take: they extend or watch the run, never change a step's result.
@@ -114,7 +115,6 @@ def check_resumable(cfg: RunConfig, checkpoint: Checkpoint, *, device: str, prec
 def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     """Load everything a checkpoint holds into a freshly built context; RNGs last."""
     from torchwise.checkpoints.checkpoint import check_compatible
-    from torchwise.reproducibility import restore_rng_state
     from torchwise.train.context import LoopState
     from torchwise.train.optim import keep_loaded_implementation
 
@@ -140,8 +140,135 @@ def restore(ctx: LoopContext, checkpoint: Checkpoint) -> LoopState:
     state = LoopState(**training["loop"])
     state.status, state.reason = "running", None
     # Last: building the context drew from the RNGs (model init); the checkpoint's state wins.
-    restore_rng_state(training["rng"])
+    restore_rng(ctx, training)
     return state
+
+
+def restore_rng(ctx: LoopContext, training: dict[str, Any]) -> None:
+    """Each rank continues its own saved stream: rank r takes the state rank r saved.
+
+    A checkpoint written by fewer processes (or by one) has no stream for the new ranks: rank 0
+    continues the first, and each other rank keeps the fresh stream of ``train.seed + rank`` that
+    it started with (event `rng_streams_started`). With dropout such a resume is a correct run,
+    not a bit-exact continuation; at the world size the checkpoint was written with it is exact.
+    """
+    from torchwise.reproducibility import restore_rng_state
+
+    rank = ctx.dist.rank if ctx.dist is not None else 0
+    world = ctx.dist.world if ctx.dist is not None else 1
+    saved = training.get("rng_ranks") or [training["rng"]]
+    if rank < len(saved):
+        restore_rng_state(saved[rank])
+    if world > len(saved):
+        ctx.run.log_event("rng_streams_started", ranks=list(range(len(saved), world)), saved_streams=len(saved),
+                          seed=ctx.cfg.train.seed)
+
+
+def respan_schedule(ctx: LoopContext, state: LoopState, *, total_steps: int | None) -> dict[str, Any] | None:
+    """A resume that changes the run's length (train.epochs, train.max_steps) keeps the LR where it
+    is: the decay re-spans from this step and its LR factor to the new end, with no second warmup
+    (`schedules.lr_factor`'s ``respan``). Returns what changed, for the events; None if nothing."""
+    from torchwise.train.schedules import lr_factor
+
+    saved_total = state.planned_steps
+    if ctx.scheduler is not None or saved_total is None or total_steps is None or saved_total == total_steps:
+        return None
+    schedule = ctx.cfg.schedule
+    state.planned_steps = total_steps
+    if schedule.name in ("constant", "step"):  # a function of the step alone: the length changes nothing
+        return None
+    factor = lr_factor(schedule, step=state.step, total_steps=saved_total, respan=state.schedule_from)
+    state.schedule_from = [state.step, factor]
+    return {"from_step": state.step, "lr_factor": factor, "planned_steps": [saved_total, total_steps]}
+
+
+def config_changes(saved: dict[str, Any], cfg: RunConfig) -> dict[str, list[Any]]:
+    """The overrides a resume took (`EXTENDING` keys only), as {dotted key: [saved, new]}."""
+    from torchwise.runs.config_keys import flatten
+
+    old, new = flatten(saved), flatten(cfg.to_yaml_dict())
+    return {key: [old.get(key), value] for key, value in new.items()
+            if key.startswith(EXTENDING) and json.dumps(old.get(key), default=str) != json.dumps(value, default=str)}
+
+
+def with_changes(saved: dict[str, Any], changes: dict[str, list[Any]]) -> dict[str, Any]:
+    """``saved`` (a config dict) with each changed dotted key set to its new value."""
+    import copy
+
+    config = copy.deepcopy(saved)
+    for key, (_, value) in changes.items():
+        *sections, leaf = key.split(".")
+        node = config
+        for section in sections:
+            node = node.setdefault(section, {})
+        node[leaf] = value
+    return config
+
+
+def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
+    """Load `checkpoints/last` into the context; say so in the events and on screen."""
+    from torchwise.checkpoints.checkpoint import load_checkpoint
+    from torchwise.data.loaders import EpochSampler
+    from torchwise.data.streams import is_stream, restore_loader, resume_hint
+    from torchwise.train.loop import epoch_limit, finished, planned_steps
+
+    checkpoint = load_checkpoint(run.checkpoints / "last")
+    check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name,
+                    world=ctx.dist.world if ctx.dist else 1)
+    state = restore(ctx, checkpoint)
+    record_overrides(ctx, run, state)
+    tracker = ctx.early_stop
+    if tracker.should_stop:  # it stopped early: kept as it was, it would stop at the next evaluation
+        ctx.progress.message(
+            f"this run stopped early: {ctx.cfg.train.monitor} had not improved for {tracker.bad_evals} "
+            f"evaluations; it goes on with a fresh patience of {tracker.patience} evaluations (raise "
+            f"early_stop.patience to wait longer, or set early_stop.enabled=false to train every epoch)")
+        run.log_event("early_stop_reset", step=state.step, bad_evals=tracker.bad_evals, patience=tracker.patience)
+        tracker.bad_evals = 0
+    loader = ctx.train_loader
+    if finished(state, total_steps=planned_steps(ctx.cfg, loader), epochs=epoch_limit(ctx.cfg, loader)):
+        ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
+                             f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
+    # Mid-epoch, the data must start where the checkpoint left it: an EpochSampler starts at
+    # samples_in_epoch by itself, a stateful stream takes its saved state; anything else replays.
+    mid_epoch = state.samples_in_epoch > 0
+    if mid_epoch and not isinstance(loader.sampler, EpochSampler) and \
+            not restore_loader(loader, checkpoint.training_state.get("data")):
+        hint = (resume_hint(loader, distributed=ctx.dist is not None) if is_stream(loader)
+                else "pass the Dataset for an exact resume")
+        ctx.progress.message(f"warning: this {'stream' if is_stream(loader) else 'DataLoader'} cannot restart "
+                             f"mid-epoch; epoch {state.epoch + 1} starts over ({hint})")
+        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch, hint=hint)
+        state.samples_in_epoch = 0
+    changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
+    if changed:
+        ctx.progress.message(f"warning: {', '.join(changed)} changed since the checkpoint; "
+                             "the resumed run is not an exact continuation")
+        run.log_event("code_changed", modules=changed)
+    # Where this segment starts: readers drop what a killed process logged after this step.
+    run.log_metrics({"step": state.step, "epoch": state.epoch, "split": "resume"})
+    run.log_event("resume", step=state.step, epoch=state.epoch, samples_in_epoch=state.samples_in_epoch,
+                  world_size=ctx.dist.world if ctx.dist else 1, batch_size=ctx.cfg.train.batch_size)
+    return state
+
+
+def record_overrides(ctx: LoopContext, run: RunFolder, state: LoopState) -> None:
+    """config.yaml takes the overrides this resume accepted (events.jsonl keeps the history), and
+    a changed length re-spans the LR decay from here (`resume.respan_schedule`)."""
+    from torchwise.runs.reader import read_run
+    from torchwise.runs.trust import sign_written
+    from torchwise.train.loop import planned_steps
+
+    if ctx.dist is None or ctx.dist.is_main:
+        saved = read_run(run.path).config
+        changes = config_changes(saved, ctx.cfg)
+        if changes:
+            run.write_config(with_changes(saved, changes))
+            sign_written(run.path)
+            run.log_event("config_changed", step=state.step, changes=changes)
+    respanned = respan_schedule(ctx, state, total_steps=planned_steps(ctx.cfg, ctx.train_loader))
+    if respanned:
+        run.log_event("schedule_respanned", step=state.step, **respanned)
 
 
 def code_fingerprint(cfg: RunConfig) -> dict[str, str]:

@@ -21,12 +21,12 @@ from torch.utils.data import DataLoader, Dataset
 from torchwise.checkpoints.load import MODEL_RECORD, model_record
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate
-from torchwise.data.loaders import EpochSampler, build_loader
+from torchwise.data.loaders import build_loader
 from torchwise.data.prepare import prepare_data
-from torchwise.data.streams import check_schedule, is_stream, restore_loader, resume_hint, workers_repeat
+from torchwise.data.streams import check_schedule, workers_repeat
 from torchwise.errors import ConfigError, TorchwiseError
 from torchwise.models import build_model, with_options
-from torchwise.reproducibility import seed_everything
+from torchwise.reproducibility import seed_everything, seed_rank
 from torchwise.runs.environment import environment
 from torchwise.runs.folder import RunFolder
 from torchwise.runs.progress import ProgressView, make_progress
@@ -36,9 +36,12 @@ from torchwise.runs.trust import sign_written
 from torchwise.train.checkpointer import Checkpointer
 from torchwise.train.context import LoopContext, LoopState
 from torchwise.train.distributed import (
+    CollectiveFailed,
     Distributed,
+    agree_start,
     check_metrics,
     ddp_model,
+    process_count,
     rank_run_folder,
     shard_loader,
     shard_model,
@@ -50,8 +53,10 @@ from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_s
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.rank_failures import clear_notes, leave_note
+from torchwise.train.resume import resume_state
 from torchwise.train.run_facts import run_facts
-from torchwise.train.signals import stop_on_signals
+from torchwise.train.signals import StartUpInterrupted, interrupt_start_up, stop_on_signals
 from torchwise.train.tasks import build_task
 
 
@@ -117,19 +122,41 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
                  val_data: Dataset | DataLoader | None = None, progress: str | None = None,
                  resume_dir: Path | None = None, objects: UserObjects | None = None) -> RunResult:
     """Train once and write the run folder; with ``resume_dir``, continue that run from
-    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`."""
+    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`.
+
+    A signal during start-up (before the first step) ends the run as `interrupted`, with no
+    checkpoint: in one process at once; under torchrun each rank notes it and all of them stop
+    together where start-up ends (`agree_start`), so no rank waits for one that left."""
     objects = objects or UserObjects()
     objects.record(cfg)
     check_rebuildable(cfg, objects)
+    signals: list[str] = []  # under torchrun: the signals this rank saw, until all ranks agree
+    torchrun = process_count(cfg) > 1
+    with stop_on_signals(signals, escalate=False) if torchrun else interrupt_start_up():
+        return train_run(cfg, runs_dir=runs_dir, name=name, model=model, train_data=train_data,
+                         val_data=val_data, progress=progress, resume_dir=resume_dir, objects=objects,
+                         signals=signals)
+
+
+def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model: nn.Module | None,
+              train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
+              progress: str | None, resume_dir: Path | None, objects: UserObjects,
+              signals: list[str]) -> RunResult:
+    """`run_training` with its signal handling in place."""
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
     dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
+    if dist is not None:
+        dist.signals = signals
     main = dist is None or dist.is_main
     parent = runs_dir or Path("runs")
     parent_existed = parent.is_dir()
     before = take_snapshot(resume_dir) if resume_dir is not None and main else None  # a refused resume puts it back
     run = rank_run_folder(dist, lambda: open_run_folder(cfg, parent=parent, name=name, resume_dir=resume_dir))
+    if dist is not None:
+        dist.run_path = run.path
     progress = progress if main else "off"
     training_started = False
+    idle = False  # a resume with nothing left to train: the run folder stays as it was
     started = time.time()
     earlier = earlier_segments(run.path) if resume_dir is not None else []  # a resumed run's past segments
     summary: dict[str, Any] = {"status": "running", "name": run.path.name,
@@ -145,23 +172,39 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
                             objects=objects, dist=dist)
+        if dist is not None:  # the same weights on every rank, then each rank its own dropout masks
+            seed_rank(cfg.train.seed, dist.rank)
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
-        # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
-        with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
-            training_started = True
-            train(ctx, state)
+            # A run that ended (its summary says so) and has nothing left: nothing is rewritten.
+            # One killed after its last checkpoint goes through the loop, which records the end.
+            idle = bool(earlier) and earlier[-1].get("status") in ("completed", "early_stopped") and finished(
+                state, total_steps=planned_steps(cfg, ctx.train_loader), epochs=epoch_limit(cfg, ctx.train_loader))
+        early = agree_start(dist) if dist is not None else None  # every rank: start-up done, any signal?
+        if early is not None:
+            state.status, state.reason = "interrupted", f"stopped by {early} during start-up, before the first step"
+            run.log_event("interrupted", step=state.step, signal=early, reason=state.reason)
+        elif not idle:
+            # Under torchrun a signal is first this rank's own; the loop stops when all ranks agree.
+            with stop_on_signals(dist.signals if dist else ctx.stop_requested, escalate=dist is None):
+                training_started = True
+                train(ctx, state)
     except NonFiniteStep as err:
         raise record_failure(run, state, name_nonfinite(ctx, err)) from None
     except TorchwiseError as err:
+        first_failure(dist, err.message, err)
         raise record_failure(run, state, err) from None
+    except StartUpInterrupted as err:  # one process, a signal before the first step: nothing to save
+        state.status, state.reason = "interrupted", f"stopped by {err.signal} during start-up, before the first step"
+        run.log_event("interrupted", step=state.step, signal=err.signal, reason=state.reason)
     except KeyboardInterrupt:  # a second Ctrl-C mid-step: no checkpoint, but say what happened
         state.status, state.reason = "interrupted", "stopped by a second signal mid-step; last not updated"
         run.log_event("interrupted", step=state.step, reason=state.reason)
         raise
     except Exception as err:  # a crash in user code: record it, then let the caller explain it
         state.status, state.reason = "failed", f"{type(err).__name__}: {err}"
+        first_failure(dist, state.reason, err)
         run.log_event("failed", step=state.step, reason=state.reason)
         raise
     finally:
@@ -172,20 +215,33 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
         run.write_summary(summary)
         if main:
             write_diagnosis(run)
+            if summary["status"] != "failed":  # a failed rank's note stays for the others to read
+                clear_notes(run.path)
         run.close()
         if not main:
             pass
-        elif summary["status"] == "failed" and resume_dir is not None and not training_started:
-            restore_snapshot(before)  # a refused resume changes nothing in the run folder
+        elif resume_dir is not None and (idle or (summary["status"] == "failed" and not training_started)):
+            restore_snapshot(before)  # a refused or idle resume changes nothing in the run folder
+            if idle:
+                summary = json.loads(before.contents.get("summary.json", b"{}")) or summary
         elif summary["status"] == "failed" and resume_dir is None and state.step == 0:
             discard_run_folder(run.path, parent=None if parent_existed else parent)
         stop_distributed(dist, clean=summary["status"] != "failed")  # every rank got here, or one failed
     return RunResult(run_dir=run.path, summary=summary)
 
 
+def first_failure(dist: Distributed | None, reason: str, err: BaseException) -> None:
+    """Under torchrun, a rank's own failure (not a broken collective) leaves a note naming it, before
+    this rank leaves the group and the others' collectives break (train/rank_failures.py)."""
+    if dist is not None and dist.run_path is not None and not isinstance(err, CollectiveFailed):
+        leave_note(dist.run_path, rank=dist.rank, world=dist.world, reason=reason)
+
+
 def open_run_folder(cfg: RunConfig, *, parent: Path, name: str | None, resume_dir: Path | None) -> RunFolder:
     if resume_dir is not None:
-        return RunFolder(resume_dir)
+        run = RunFolder(resume_dir)
+        clear_notes(run.path)  # an earlier segment's ranks' (before the other ranks learn the path)
+        return run
     run = RunFolder.create(parent, name or cfg.name or "run")
     record_config(run, cfg)
     return run
@@ -224,48 +280,6 @@ def record_failure(run: RunFolder, state: LoopState, err: TorchwiseError) -> Tor
     state.status, state.reason = "failed", err.message
     run.log_event("failed", step=state.step, reason=err.message, hint=err.hint)
     return err
-
-
-def resume_state(ctx: LoopContext, run: RunFolder) -> LoopState:
-    """Load `checkpoints/last` into the context; say so in the events and on screen."""
-    from torchwise.checkpoints.checkpoint import load_checkpoint
-    from torchwise.train.resume import check_resumable, code_changes, code_fingerprint, restore
-
-    checkpoint = load_checkpoint(run.checkpoints / "last")
-    check_resumable(ctx.cfg, checkpoint, device=ctx.device.type, precision=ctx.precision.name,
-                    world=ctx.dist.world if ctx.dist else 1)
-    state = restore(ctx, checkpoint)
-    tracker = ctx.early_stop
-    if tracker.should_stop:  # it stopped early: kept as it was, it would stop at the next evaluation
-        ctx.progress.message(
-            f"this run stopped early: {ctx.cfg.train.monitor} had not improved for {tracker.bad_evals} "
-            f"evaluations; it goes on with a fresh patience of {tracker.patience} evaluations (raise "
-            f"early_stop.patience to wait longer, or set early_stop.enabled=false to train every epoch)")
-        run.log_event("early_stop_reset", step=state.step, bad_evals=tracker.bad_evals, patience=tracker.patience)
-        tracker.bad_evals = 0
-    loader = ctx.train_loader
-    if finished(state, total_steps=planned_steps(ctx.cfg, loader), epochs=epoch_limit(ctx.cfg, loader)):
-        ctx.progress.message(f"nothing left to train at epoch {state.epoch}, step {state.step}; to go on, "
-                             f"extend the run: train.epochs={state.epoch + 10} or train.max_steps={state.step * 2}")
-    # Mid-epoch, the data must start where the checkpoint left it: an EpochSampler starts at
-    # samples_in_epoch by itself, a stateful stream takes its saved state; anything else replays.
-    mid_epoch = state.samples_in_epoch > 0
-    if mid_epoch and not isinstance(loader.sampler, EpochSampler) and \
-            not restore_loader(loader, checkpoint.training_state.get("data")):
-        hint = (resume_hint(loader, distributed=ctx.dist is not None) if is_stream(loader)
-                else "pass the Dataset for an exact resume")
-        ctx.progress.message(f"warning: this {'stream' if is_stream(loader) else 'DataLoader'} cannot restart "
-                             f"mid-epoch; epoch {state.epoch + 1} starts over ({hint})")
-        run.log_event("epoch_restarted", epoch=state.epoch, samples_skipped=state.samples_in_epoch, hint=hint)
-        state.samples_in_epoch = 0
-    changed = code_changes(checkpoint.meta.get("code", {}), code_fingerprint(ctx.cfg))
-    if changed:
-        ctx.progress.message(f"warning: {', '.join(changed)} changed since the checkpoint; "
-                             "the resumed run is not an exact continuation")
-        run.log_event("code_changed", modules=changed)
-    run.log_event("resume", step=state.step, epoch=state.epoch, samples_in_epoch=state.samples_in_epoch,
-                  world_size=ctx.dist.world if ctx.dist else 1, batch_size=ctx.cfg.train.batch_size)
-    return state
 
 
 def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: nn.Module | None,
@@ -351,10 +365,9 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         task=task, train_loader=train_loader, val_loader=val_loader, device=device, precision=precision,
         run=run, progress=view,
         early_stop=EarlyStopping(mode=mode, patience=patience, min_delta=cfg.early_stop.min_delta),
-        # DDP: rank 0 saves; FSDP: every rank writes its shard, rank 0 the rest.
+        # Every rank takes part in a save (its RNG state; FSDP: its shard); rank 0 writes the folder.
         checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main,
-                                 world=dist.world if dist else 1)
-        if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
+                                 world=dist.world if dist else 1) if cfg.checkpoint.enabled else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
         val_loss_in_train_mode=found.val_loss_in_train_mode,
     )

@@ -1,4 +1,5 @@
-"""Ctrl-C and SIGTERM during training: finish the step, then stop (the loop checkpoints `last`)."""
+"""Ctrl-C and SIGTERM: during training, finish the step, then stop (the loop checkpoints `last`);
+during start-up in one process, stop at once (`interrupt_start_up`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,32 @@ def stop_on_signals(stop_requested: list[str], *, escalate: bool = True) -> Iter
             raise KeyboardInterrupt
         stop_requested.append(name)
 
+    with handling(handler):
+        yield
+
+
+class StartUpInterrupted(KeyboardInterrupt):
+    """A signal before the first step (one process): start-up stops where it is."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal = signal_name
+
+
+@contextlib.contextmanager
+def interrupt_start_up() -> Iterator[None]:
+    """SIGINT and SIGTERM raise `StartUpInterrupted` until `stop_on_signals` takes over at the first
+    step: nothing is half-done yet, and SIGTERM's default (die at once) would leave a `running` summary."""
+    def handler(signum: int, _: Any) -> None:
+        raise StartUpInterrupted(signal.Signals(signum).name)
+
+    with handling(handler):
+        yield
+
+
+@contextlib.contextmanager
+def handling(handler: Any) -> Iterator[None]:
+    """``handler`` for SIGINT and SIGTERM inside the block, the previous handlers after it."""
     previous = {}
     try:
         for sig in (signal.SIGINT, signal.SIGTERM):
