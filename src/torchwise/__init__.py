@@ -36,6 +36,8 @@ _LAZY: dict[str, str] = {
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
     "stream_part": "torchwise.data.streams:stream_part",
+    # the package itself: it is callable, torchwise.sweep(config, space, trials=...) (sweep/__init__.py)
+    "sweep": "torchwise.sweep",
 }
 
 __all__ = ["__version__", *_LAZY]
@@ -50,7 +52,8 @@ def __getattr__(name: str) -> Any:
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'torchwise' has no attribute {name!r}")
-    module_name, attr = target.split(":")
-    value = getattr(importlib.import_module(module_name), attr)
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    value = getattr(module, attr) if attr else module
     globals()[name] = value
     return value

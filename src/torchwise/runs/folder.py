@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-STATUSES = ("running", "completed", "early_stopped", "failed", "interrupted")
+STATUSES = ("running", "completed", "early_stopped", "pruned", "failed", "interrupted")
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -10,6 +10,7 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,9 +115,11 @@ def check_rebuildable(cfg: RunConfig, objects: UserObjects) -> None:
 def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | None = None,
                  model: nn.Module | None = None, train_data: Dataset | DataLoader | None = None,
                  val_data: Dataset | DataLoader | None = None, progress: str | None = None,
-                 resume_dir: Path | None = None, objects: UserObjects | None = None) -> RunResult:
+                 resume_dir: Path | None = None, objects: UserObjects | None = None,
+                 on_evaluation: Callable[[LoopState, float], bool] | None = None) -> RunResult:
     """Train once and write the run folder; with ``resume_dir``, continue that run from
-    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`."""
+    `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`.
+    ``on_evaluation``: the loop's one hook (train/loop.py), e.g. a sweep's pruner."""
     objects = objects or UserObjects()
     objects.record(cfg)
     check_rebuildable(cfg, objects)
@@ -144,6 +147,7 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
             run.enable_mlflow(cfg.to_yaml_dict(), uri=cfg.log.mlflow_uri, experiment=cfg.log.mlflow_experiment)
         ctx = build_context(cfg, run=run, view=view, model=model, train_data=train_data, val_data=val_data,
                             objects=objects, dist=dist)
+        ctx.on_evaluation = on_evaluation
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
