@@ -143,8 +143,8 @@ def check_range(where: str, kind: str, values: Any, step: Any) -> tuple[Any, Any
         raise SpaceError(f"{where}: the range {values} is not finite", hint="give finite bounds")
     if low >= high:
         raise SpaceError(f"{where}: the range [{low}, {high}] is empty (low must be below high)",
-                         hint=f"swap or widen the bounds, e.g. [{min(low, high)}, {max(low, high) or 1}]; "
-                              "to fix the value instead, set it in the config")
+                         hint=f"swap the bounds: [{high}, {low}]" if low > high else
+                         f"widen it, or set the key to {low} in the config (a fixed value is not searched)")
     if kind.startswith("log_") and low <= 0:
         raise SpaceError(f"{where}: a log range must lie above 0, and [{low}, {high}] touches 0",
                          hint=f"start it above 0, e.g. [{high / 1000:g}, {high}], or use "
