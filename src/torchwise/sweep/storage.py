@@ -27,19 +27,36 @@ def storage_url(storage: str | None, sweep_dir: Path) -> str:
 
 def open_storage(url: str) -> Any:
     """An Optuna storage for ``url`` (see `storage_url`)."""
-    import optuna
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
     if "://" in url:
         try:
-            return optuna.storages.RDBStorage(url)
+            return rdb_storage(url)
         except Exception as err:  # a wrong URL or a missing driver: say which
             raise ConfigError(f"cannot open the sweep storage {url!r}: {type(err).__name__}: {err}",
                               hint="an SQLAlchemy URL such as sqlite:///sweep.db or postgresql://user@host/db "
                                    "(with its driver installed), or a file path for a journal file") from None
     Path(url).parent.mkdir(parents=True, exist_ok=True)
     return JournalStorage(JournalFileBackend(url))
+
+
+def rdb_storage(url: str, attempts: int = 5) -> Any:
+    """An RDBStorage; two processes creating a new database's tables at the same instant collide
+    (one insert of the schema version wins), so the loser waits and opens the finished one."""
+    import time
+
+    import optuna
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    for attempt in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url)
+        except (IntegrityError, OperationalError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def build_sampler(name: str, *, seed: int) -> Any:

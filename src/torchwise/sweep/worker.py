@@ -10,7 +10,7 @@ one study. Three things keep the count exact and the history honest:
   (kill -9, out of memory, a power cut): it is marked failed and its parameters are asked
   again, as a trial that resumes the old run folder from ``checkpoints/last`` (or starts over
   when the run had no checkpoint yet).
-- The sampler is seeded per ask with ``seed + trials so far``: a restarted sweep draws new
+- The sampler is seeded per ask from ``seed`` and the trials so far: a restarted sweep draws new
   parameters instead of replaying the first process's draws.
 
 Run as ``python -m torchwise.sweep.worker SWEEP_DIR`` for the extra processes of ``--jobs``.
@@ -31,6 +31,7 @@ from torchwise.sweep.record import SweepSpec, read_spec
 from torchwise.sweep.storage import build_pruner, build_sampler, open_study
 
 WORKERS = ".workers"
+TAKEN_NAMES = ("COMPLETE", "PRUNED", "RUNNING", "WAITING")  # states that hold one of the N places
 ASK_LOCK = ".ask.lock"
 
 
@@ -48,6 +49,8 @@ def ask_lock(sweep_dir: Path) -> Iterator[None]:
 def work(sweep_dir: Path, *, index: int = 0, on_change: Callable[[], None] | None = None) -> int:
     """Run trials until the study holds ``spec.trials`` complete-or-pruned ones; returns how
     many this worker ran. ``on_change`` is called after each report and each trial (a live view)."""
+    from optuna.trial import TrialState
+
     from torchwise.runs.lock import RunLock
 
     spec = read_spec(sweep_dir)
@@ -66,6 +69,10 @@ def work(sweep_dir: Path, *, index: int = 0, on_change: Callable[[], None] | Non
                 trial = ask(study, spec, index=index)
                 trial.set_user_attr("worker", str(folder.resolve()))
                 trial.set_user_attr("host", socket.gethostname())
+                if surplus(study, trial.number, spec.trials):  # a worker elsewhere took the last place
+                    trial.set_user_attr("surplus", True)
+                    study.tell(trial, state=TrialState.FAIL)
+                    break
             run_trial(study, trial, spec, sweep_dir, on_change=on_change)
             ran += 1
             if on_change is not None:
@@ -76,21 +83,32 @@ def work(sweep_dir: Path, *, index: int = 0, on_change: Callable[[], None] | Non
 
 
 def room_for_another(study: Any, spec: SweepSpec) -> bool:
-    """Fewer than N trials finished or running, and fewer than N failed (a sweep whose every
-    trial fails stops rather than spinning)."""
+    """A retry waits to be run, or fewer than N trials are finished, running or waiting; and fewer
+    than N trials failed on their own (a sweep whose every trial fails stops, not spins)."""
     from optuna.trial import TrialState
 
-    states = [t.state for t in study.get_trials(deepcopy=False)]
-    taken = sum(s in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING) for s in states)
-    failed = sum(s == TrialState.FAIL for s in states) - sum(
-        1 for t in study.get_trials(deepcopy=False) if "retry_of" in t.user_attrs)
-    return taken < spec.trials and failed < spec.trials
+    trials = study.get_trials(deepcopy=False)
+    waiting = sum(t.state == TrialState.WAITING for t in trials)
+    taken = sum(t.state.name in TAKEN_NAMES for t in trials)
+    failed = sum(t.state == TrialState.FAIL and not t.user_attrs.get("surplus") for t in trials) - sum(
+        "retry_of" in t.user_attrs for t in trials)
+    return (waiting > 0 or taken < spec.trials) and failed < spec.trials
+
+
+def surplus(study: Any, number: int, trials: int) -> bool:
+    """Trial ``number`` comes after N others that are finished, running or waiting. Workers on one
+    machine never get here (the ask lock counts first); workers on several machines sharing an
+    RDB URL do, and the storage's numbering decides which trial is one too many."""
+    return sum(t.number < number and t.state.name in TAKEN_NAMES for t in study.get_trials(deepcopy=False)) >= trials
 
 
 def ask(study: Any, spec: SweepSpec, *, index: int) -> Any:
     # Re-seeded per ask: the trial count differs for every ask under the lock, so two workers (or
     # a restarted sweep) never repeat one another's draws, and the same history gives the same draw.
-    study.sampler = build_sampler(spec.sampler, seed=spec.seed + len(study.get_trials(deepcopy=False)) + index)
+    # Processes on other machines (an RDB URL) do not share the lock: their pid tells their draws apart.
+    elsewhere = os.getpid() % 997 if "://" in spec.storage else 0
+    count = len(study.get_trials(deepcopy=False))
+    study.sampler = build_sampler(spec.sampler, seed=spec.seed + 1000 * count + index + elsewhere)
     return study.ask({p.key: p.distribution() for p in spec.parameters()})
 
 
