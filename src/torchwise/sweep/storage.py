@@ -22,6 +22,9 @@ def storage_url(storage: str | None, sweep_dir: Path) -> str:
     """The storage as recorded in sweep.json: an RDB URL as given, a journal file as an absolute path."""
     if storage is None:
         return str((sweep_dir / JOURNAL_NAME).resolve())
+    if storage.startswith("sqlite:///") and not storage.startswith("sqlite:////"):
+        # a relative SQLite file: pinned to this folder, so reports and workers elsewhere find it
+        return f"sqlite:///{Path(storage.removeprefix('sqlite:///')).resolve()}"
     return storage if "://" in storage else str(Path(storage).resolve())
 
 
