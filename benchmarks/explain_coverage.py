@@ -1,7 +1,7 @@
 """How much of a corpus of real error texts `torchwise explain` recognises, and how much it
 answers right.
 
-The corpus (tests/diagnose/corpus/*.yaml) holds error texts that users pasted into public
+The corpus (tests/explain/corpus/*.yaml) holds error texts that users pasted into public
 GitHub issues, each with its source thread, the fix the thread settled on, and what a right
 answer must contain: the table id (the cause) and phrases (the numbers from the message echoed
 back, the fix named). A text counts as *recognised* when explain() returns the expected id, and
@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "diagnose" / "corpus"
+CORPUS = ROOT / "tests" / "explain" / "corpus"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def load_corpus(folder: Path = CORPUS) -> list[Case]:
 
 
 def judge(case: Case) -> Verdict:
-    from torchwise.diagnose.errors import explain
+    from torchwise.explain.lookup import explain
 
     explanation = explain(case.text)
     if explanation is None:

@@ -14,7 +14,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# public name -> "module:attribute", resolved on first access
+# public name -> "module:attribute" (or "module" for a module itself), resolved on first access
 _LAZY: dict[str, str] = {
     "TorchwiseError": "torchwise.errors:TorchwiseError",
     "fit": "torchwise.api:fit",
@@ -24,8 +24,9 @@ _LAZY: dict[str, str] = {
     "RunResult": "torchwise.train.run:RunResult",
     "WeightsMismatch": "torchwise.errors:WeightsMismatch",
     "doctor": "torchwise.env:doctor",
-    "explain": "torchwise.diagnose.errors:explain",
-    "Explanation": "torchwise.diagnose.explanation:Explanation",
+    # the package itself, callable: the function users call shares its name (see its docstring)
+    "explain": "torchwise.explain",
+    "Explanation": "torchwise.explain.explanation:Explanation",
     # not "lint": that name is the torchwise.lint subpackage
     "lint_paths": "torchwise.lint.engine:lint_paths",
     "summary": "torchwise.diagnose.summary:summary",

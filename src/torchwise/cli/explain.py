@@ -38,8 +38,9 @@ def command(
     json_output: bool = typer.Option(False, "--json", help="Print the explanation as JSON."),
 ) -> None:
     """Explain a PyTorch error: exit 0 when explained, 1 when unknown, 2 when unreadable."""
-    from torchwise.diagnose.errors import explain
     from torchwise.errors import TorchwiseError
+    from torchwise.explain.lookup import explain
+    from torchwise.explain.paste import Paste
 
     text = read_source(source)
     if not text.strip():
@@ -49,8 +50,8 @@ def command(
     if json_output:
         print(json.dumps(explanation.to_json() if explanation else None, indent=2))
     elif explanation is None:
-        last = next((line for line in reversed(text.strip().splitlines()) if line.strip()), "")
-        print(f"torchwise does not know this error yet: {last.strip()[:200]}")
+        # the error line a reader would point at, not the last line of the paste
+        print(f"torchwise does not know this error yet: {Paste(text).error_line()[:200]}")
         print(
             "Search the message (without your own names and numbers) or ask on discuss.pytorch.org."
         )
@@ -59,7 +60,5 @@ def command(
         print(explanation.render())
         if len([line for line in text.splitlines() if line.strip()]) > 1:
             # in a long log, say which line was read: it is not always the last one
-            first = explanation.matched.splitlines()[0] if explanation.matched else ""
-            line = next((line for line in text.splitlines() if first and first in line), first)
-            print(f"  read from:     {line.strip()[:200]}")
+            print(f"  read from:     {explanation.line[:200]}")
     raise typer.Exit(0 if explanation else 1)

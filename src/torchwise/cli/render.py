@@ -46,7 +46,7 @@ def user_frame(err: BaseException) -> str | None:
 
 def explain_hint(err: BaseException) -> str:
     try:
-        from torchwise.diagnose.errors import explain
+        from torchwise.explain.lookup import explain
     except ImportError:
         return "rerun with --debug for the traceback"
     explanation = explain(err)

@@ -1,4 +1,5 @@
-"""Diagnose what went wrong: known error messages (``errors``), and later curves and gradients.
+"""Diagnose a run: its record (curves, gradient statistics, baselines) -> findings with evidence.
 
-Kept light: importing this package imports no submodule and no torch.
+Known error messages are explained by ``torchwise.explain``. Kept light: importing this package
+imports no submodule and no torch.
 """

@@ -32,8 +32,8 @@ def devices(torch: ModuleType) -> list[str]:
 
 
 def _fix_for(problems: list[str]) -> str:
-    # here, not at the top: diagnose reads env.compat, so env importing it is a cycle
-    from torchwise.diagnose.errors import explain
+    # here, not at the top: explain reads env.compat, so env importing it is a cycle
+    from torchwise.explain.lookup import explain
 
     for problem in problems:
         explanation = explain(problem)

@@ -50,8 +50,8 @@ def check_dataloader_workers(facts: Facts) -> Finding:
     try:
         values = run_loader(torch, num_workers=2)
     except Exception as err:  # noqa: BLE001 - any failure here is the finding
-        # here, not at the top: diagnose reads env.compat, so env importing it is a cycle
-        from torchwise.diagnose.errors import explain
+        # here, not at the top: explain reads env.compat, so env importing it is a cycle
+        from torchwise.explain.lookup import explain
 
         message = f"{type(err).__name__}: {err}"
         explanation = explain(message)

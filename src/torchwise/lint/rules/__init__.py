@@ -19,6 +19,7 @@ def all_rules() -> dict[str, Rule]:
         data,
         device,
         evaluation,
+        flow,
         hygiene,
         loop,
         schedule,

@@ -249,15 +249,45 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     """``torch.save(model, ...)`` of a whole module instead of its ``state_dict()``.
 
     Why: pickling the module stores a reference to its class by import path; renaming or
-    moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe).
+    moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe; the
+    default ``torch.load`` of torch >= 2.6 refuses it).
     Fix: save ``model.state_dict()`` and rebuild the model before ``load_state_dict``.
+    It follows the saved value: ``model.cpu()``, ``net.module``, ``model.to("cpu")``, a
+    list ``[model, criterion, optimizer]``, a dict entry ``{"net": net.module if cuda else
+    net}`` (literal, or a dict name filled in before the save).
     Cannot see: a module held under a name that does not look like one (``torch.save(g, f)``
     for a generator built elsewhere); it knows modules by their constructor or their name.
     """
     for call in _calls_to(ctx, "torch.save"):
-        if call.args and isinstance(call.args[0], ast.Name | ast.Attribute):
-            if ctx.kind(call.args[0]) == "model":
-                yield Hit(call, f"torch.save of the whole module {ast.unparse(call.args[0])}")
+        if not call.args:
+            continue
+        saved = call.args[0]
+        entries = _saved_entries(ctx, saved) or []
+        values = [saved, *(saved.elts if isinstance(saved, ast.List | ast.Tuple) else ()), *(v for _, v in entries)]
+        module = next((m for v in values if (m := _whole_module(ctx, v)) is not None), None)
+        if module is not None:
+            yield Hit(call, f"torch.save of the whole module {ast.unparse(module)}")
+
+
+# Calls and attributes that hand back the same module: model.cpu(), net.module, model.to(...).
+_SAME_MODULE = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "eval", "train", "module"})
+
+
+def _whole_module(ctx: FileContext, value: ast.expr) -> ast.expr | None:
+    """The module expression ``value`` evaluates to, or None when it is not a module."""
+    if isinstance(value, ast.IfExp):
+        return _whole_module(ctx, value.body) or _whole_module(ctx, value.orelse)
+    node: ast.expr = value
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_MODULE:
+            node = node.func.value
+        elif isinstance(node, ast.Attribute) and node.attr == "module":
+            node = node.value
+        else:
+            break
+    if isinstance(node, ast.Name | ast.Attribute) and ctx.kind(node) == "model":
+        return value
+    return None
 
 
 def _label(key: ast.expr | None) -> str:

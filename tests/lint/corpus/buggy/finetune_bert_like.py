@@ -26,7 +26,7 @@ def main(encoder, train_set, val_set, epochs=3, resume=None):
     torch.manual_seed(42)
     model = Classifier(encoder, hidden=768, classes=2)
     if resume:
-        model.load_state_dict(torch.load(resume, map_location="cpu")["model"])
+        model.load_state_dict(torch.load(resume, map_location="cpu")["model"])  # expect: TW131
     for p in model.encoder.embeddings.parameters():
         p.require_grad = False  # expect: TW118
     train_loader = DataLoader(train_set, batch_size=32, shuffle=True)

@@ -1,0 +1,339 @@
+"""Known errors that come from the user's own model and training code.
+
+Each entry: a builder that reads the numbers out of the message, then the row in ``KNOWN``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+
+NO_HARD_CODED_BATCH = (
+    "Never hard-code the batch size (x.view(64, -1)): the last batch of an epoch is smaller."
+)
+
+
+def _folded_batch(rows: int, features: int, expected: int) -> str:
+    """The classic last-batch bug: x.view(64, -1) on a smaller final batch spreads its samples
+    over 64 rows. Only the smaller-batch direction is claimed; a larger whole-number ratio is
+    as often a wrong in_features after a conv stack."""
+    samples, remainder = divmod(rows * features, expected)
+    if remainder or not 0 < samples < rows:
+        return ""
+    return (
+        f" The {rows}x{features} elements are exactly {samples} samples of {expected} features:"
+        f" a view with a hard-coded size (x.view({rows}, -1)) folded a batch of {samples}."
+    )
+
+
+def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
+    rows, features, expected, outputs = match.groups()
+    folded = _folded_batch(int(rows), int(features), int(expected))
+    return answer(
+        title=f"A Linear layer expects {expected} input features but got {features}",
+        meaning=(
+            f"A matrix product got a {rows}x{features} input and a {expected}x{outputs} weight;"
+            f" the inner sizes ({features} and {expected}) must be equal. In a model this is an"
+            f" nn.Linear(in_features={expected}, out_features={outputs}) fed {rows} rows of"
+            f" {features} features each."
+        ),
+        cause=(
+            f"The tensor reaching the layer is not shaped the way in_features={expected}"
+            f" assumes: it was not flattened per sample, or in_features was worked out for"
+            f" another input size (another image size, a changed conv stack). {rows} is the"
+            f" batch size, or the batch size times the other leading dimensions.{folded}"
+        ),
+        fix=(
+            f"Flatten each sample before the layer with x = x.view(x.size(0), -1) (or"
+            f" torch.flatten(x, 1)), or, if {features} is the right feature count, build the"
+            f" layer as nn.Linear({features}, {outputs}). {NO_HARD_CODED_BATCH} Print x.shape"
+            f" just before the layer to see what arrives."
+        ),
+    )
+
+
+def _keys(label: str, text: str) -> list[str]:
+    line = re.search(rf"{label} key\(s\) in state_dict: (.*)", text)
+    return re.findall(r'"([^"]+)"', line.group(1)) if line else []
+
+
+def _shown(keys: list[str], most: int = 4) -> str:
+    more = f" and {len(keys) - most} more" if len(keys) > most else ""
+    return ", ".join(keys[:most]) + more
+
+
+def _state_dict(match: re.Match[str], text: str) -> Explanation:
+    model = f" {match.group(1)}" if match.group(1) else ""  # the old wording names no class
+    missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
+    # \s+ between words: pasted logs often wrap these long lines
+    sizes = re.findall(
+        r"size mismatch\s+for ([\w.]+): copying a param with shape\s+torch\.Size\(\[([\d, ]*)\]\)"
+        r"\s+from checkpoint, the shape in current model is\s+torch\.Size\(\[([\d, ]*)\]\)",
+        text,
+    )
+    # torch before 1.0: "While copying the parameter named X, whose dimensions in the model are
+    # torch.Size([22, 200]) and whose dimensions in the checkpoint are torch.Size([20, 200])."
+    sizes += [
+        (name, saved, current)
+        for name, current, saved in re.findall(
+            r"While copying the parameter named \"?([\w.]+)\"?, whose dimensions in the model are"
+            r" torch\.Size\(\[([\d, ]*)\]\) and whose dimensions in the checkpoint are"
+            r" torch\.Size\(\[([\d, ]*)\]\)",
+            text,
+        )
+    ]
+    facts, causes, fixes = [], [], []
+    if missing:
+        facts.append(
+            f"the model has {len(missing)} key(s) the checkpoint lacks ({_shown(missing)})"
+        )
+    if unexpected:
+        facts.append(
+            f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
+        )
+    for prefix, source in (
+        ("module.", "DataParallel/DistributedDataParallel"),
+        ("_orig_mod.", "torch.compile"),
+    ):
+        if missing and all(key.startswith(prefix) for key in missing) and not unexpected:
+            # the other direction: a wrapped model (model = DataParallel(model)) given a plain
+            # checkpoint; "module.module." means the model was wrapped twice
+            twice = all(key.startswith(prefix * 2) for key in missing)
+            causes.append(
+                f"the model is wrapped in {source}{' twice' if twice else ''}, which adds"
+                f" '{prefix}' to every key the model expects, while the checkpoint was saved"
+                " from the bare model"
+            )
+            fixes.append(
+                f"load into the inner model (model.module.load_state_dict(state)), or add the"
+                f' prefix: state = {{"{prefix}" + k: v for k, v in state.items()}}'
+                + (f"; and wrap only once: model.module is already a {source}" if twice else "")
+            )
+        if unexpected and all(key.startswith(prefix) for key in unexpected):
+            causes.append(
+                f"the checkpoint was saved from a {source} wrapper,"
+                f" which adds '{prefix}' to every key"
+            )
+            fixes.append(
+                f'state = {{k.removeprefix("{prefix}"): v for k, v in state.items()}}'
+                " before load_state_dict"
+            )
+    for name, saved, current in sizes:
+        facts.append(f"{name} is [{saved}] in the checkpoint but [{current}] in the model")
+    if sizes:
+        names = ", ".join(f'"{name}"' for name, _, _ in sizes)
+        causes.append(
+            "the model is built with other sizes than at save time (number of classes, hidden size)"
+        )
+        fixes.append(
+            "build the model with the sizes used when saving; or, to reuse all but those layers"
+            f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
+            f" state.items() if k not in {{{names}}}}} and load with strict=False"
+        )
+    if not causes and unexpected and not missing:
+        causes.append(
+            "the model was built with fewer parts than the one that was saved: an option given"
+            " when building it (a branch or head switched off, another variant or number of"
+            " types/classes) differs from training, or the code dropped those layers"
+        )
+        fixes.append(
+            "build the model with the same options the checkpoint was trained with (the"
+            " config or command-line flags saved with it)"
+        )
+    elif not causes and missing and not unexpected:
+        causes.append(
+            "the model has parts the checkpoint never had: it was built with other options"
+            " (an extra head or branch, another variant), or the checkpoint holds only part of"
+            " the model (a backbone, or one of several saved state dicts)"
+        )
+        fixes.append(
+            "build the model with the options used at save time, or load the part the"
+            " checkpoint holds into that sub-module (model.backbone.load_state_dict(state))"
+        )
+    elif not causes:
+        causes.append(
+            "the model's code changed since the checkpoint was saved"
+            " (layers added, renamed or removed)"
+        )
+        fixes.append(
+            "load with the model code that saved the checkpoint, or rename the keys in the dict"
+        )
+    return answer(
+        title=f"The checkpoint does not fit the model{model}",
+        meaning=(
+            "load_state_dict matches tensors by name and shape: "
+            + "; ".join(facts or ["keys differ"])
+            + "."
+        ),
+        cause=sentence("; ".join(causes)),
+        fix=(
+            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
+            " unexpected keys (those layers keep their initial weights: check the missing_keys"
+            " and unexpected_keys it returns) but never a size mismatch."
+        ),
+    )
+
+
+def _two_devices(match: re.Match[str], text: str) -> Explanation:
+    first, second, argument, on, others = match.groups()
+    if first:
+        return _device_answer(first, second)
+    return _device_answer(on, others, which=f" ({argument} is on {on})")
+
+
+def _device_answer(first: str, second: str, *, which: str = "") -> Explanation:
+    return answer(
+        title=f"Tensors on two devices: {first} and {second}",
+        meaning=(
+            f"One operation got inputs on {first} and on {second}{which};"
+            " torch never moves data implicitly."
+        ),
+        cause=(
+            "The model was moved to the GPU but the batch was not (or the other way round); or a"
+            " tensor created inside forward() or the loss has no device (torch.zeros(n) is on"
+            " the CPU); or part of the model is not registered, so model.to(device) skips it:"
+            " layers built inside forward() (nn.BatchNorm2d(c)(x)) or kept in a plain Python"
+            " list or dict instead of nn.ModuleList/nn.ModuleDict."
+        ),
+        fix=(
+            "Pick one device and use it for both: device = torch.device('cuda' if"
+            " torch.cuda.is_available() else 'cpu'); model.to(device); and in the loop"
+            " x, y = x.to(device), y.to(device). Inside forward create tensors with"
+            " device=x.device, and keep constant tensors as buffers (self.register_buffer)."
+            " Build every layer in __init__ and hold lists of layers in nn.ModuleList; the"
+            " traceback's last line in your code shows which operation got the stray tensor."
+        ),
+    )
+
+
+# Target dtype per loss, the usual cause of a Long/Float clash.
+LOSS_TARGETS = (
+    "CrossEntropyLoss and NLLLoss want class indices as int64 (y = y.long(), shape [N]);"
+    " BCEWithLogitsLoss, BCELoss, MSELoss and L1Loss want float targets shaped like the output"
+    " (y = y.float(), and y.unsqueeze(1) for an [N, 1] output)."
+)
+
+
+def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
+    """(cause, fix) for a dtype clash, most specific first."""
+    pair = {expected.lower(), found.lower()}
+    if expected.lower() == "long" and found.lower() == "int":
+        return (
+            "the labels are int32, not int64: NumPy's default integer on Windows is int32 (and"
+            " some datasets store int32), while CrossEntropyLoss and NLLLoss take int64 class"
+            " indices",
+            f"convert the labels once: y = y.long() (or .astype(np.int64) in the dataset). {LOSS_TARGETS}",
+        )
+    if expected.lower() == "long" and found.lower() in ("float", "double"):
+        return (
+            "a loss that takes class indices (CrossEntropyLoss, NLLLoss) got a"
+            f" {found} target, e.g. one-hot rows or labels read as floats",
+            f"pass class indices: y = y.long() (shape [N]). {LOSS_TARGETS}",
+        )
+    if found.lower() in ("long", "int") and expected.lower() in ("float", "double"):
+        return (
+            "integer data reached a loss or layer that computes in floating point: labels"
+            " given to MSELoss/BCEWithLogitsLoss, or raw integer inputs",
+            f"convert with .float() where the tensor is made. {LOSS_TARGETS}",
+        )
+    if pair == {"double", "float"}:
+        return (
+            "data came from NumPy, whose default float64 becomes a Double tensor",
+            "convert once when loading: torch.from_numpy(a).float() or torch.tensor(a,"
+            " dtype=torch.float32); do not call model.double() (half the speed)",
+        )
+    if pair & {"half", "bfloat16"}:
+        return (
+            "half-precision weights meet float32 activations (or the reverse): part of the"
+            " model or its input was cast by hand (.half(), torch_dtype=...) and another part"
+            " was not",
+            "use one dtype: run the forward pass under torch.autocast(device_type, dtype=...),"
+            " which casts per operation, instead of manual .half()/.bfloat16() calls; or cast"
+            " the input to the weights' dtype: x = x.to(model.dtype) (Hugging Face models;"
+            " next(model.parameters()).dtype for any module)",
+        )
+    return (
+        f"a {found} tensor reached an operation that needs {expected}",
+        f"convert it where it is made, e.g. tensor.to(torch.{expected.lower()}). {LOSS_TARGETS}",
+    )
+
+
+def _scalar_type(match: re.Match[str], text: str) -> Explanation:
+    # the regex has numbered alternatives (found2, expected3, ...): fold them onto one name
+    groups = {name.rstrip("2345"): value for name, value in match.groupdict().items() if value}
+    # torch prints "float != c10::BFloat16" in this wording: name both the way the others do
+    expected, found = (groups.get(key, "?") for key in ("expected", "found"))
+    expected, found = expected[:1].upper() + expected[1:], found[:1].upper() + found[1:]
+    if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
+        op, found = groups["op"], groups["dtype"]
+        expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
+    return _dtype_answer(expected, found)
+
+
+def _dtype_answer(expected: str, found: str) -> Explanation:
+    cause, fix = _dtype_advice(expected, found)
+    return answer(
+        title=f"Wrong dtype: expected {expected}, found {found}",
+        meaning=(
+            f"An operation needed {expected} tensors and got {found};"
+            " torch does not convert them for you."
+        ),
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
+    """``Input type (torch.cuda.HalfTensor) and weight type (torch.FloatTensor)``: a device
+    clash, a dtype clash, or both (then the device, which hides the other, comes first)."""
+    input_type, weight_type = match.groups()
+
+    def device(tensor_type: str) -> str:
+        return "cuda" if ".cuda." in tensor_type else "cpu"
+
+    def dtype(tensor_type: str) -> str:
+        return tensor_type.rsplit(".", 1)[-1].removesuffix("Tensor")
+
+    if device(input_type) != device(weight_type):
+        which = f" (the input is {input_type}, the weights {weight_type})"
+        return _device_answer(device(input_type), device(weight_type), which=which)
+    return _dtype_answer(dtype(weight_type), dtype(input_type))
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "linear-shapes",
+        r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
+        _linear_shapes,
+    ),
+    known(
+        "state-dict-mismatch",
+        r"Error\(s\) in loading state_dict for (\w+)"
+        r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()",
+        _state_dict,
+    ),
+    known(
+        "two-devices",
+        r"Expected all tensors to be on the same device, but (?:found at least two devices,"
+        r" ([\w:]+) and ([\w:]+)"
+        r"|got (\w+) is on ([\w:]+), different from other tensors on ([\w:]+))",
+        _two_devices,
+    ),
+    known(
+        "input-weight-type",
+        r"Input type \(([\w.]+)\) and weight type \(([\w.]+)\) should be the same",
+        _input_weight_type,
+    ),
+    known(
+        "dtype-mismatch",
+        r"expected scalar type (?P<expected>\w+) but found (?P<found>\w+)"
+        r"|Found dtype (?P<found2>\w+) but expected (?P<expected2>\w+)"
+        r"|Expected object of scalar type (?P<expected3>\w+) but got scalar type (?P<found3>\w+)"
+        r"|must have the same dtype, but got (?P<found4>\w+) and (?P<expected4>\w+)"
+        r"|expected mat1 and mat2 to have the same dtype, but got: (?:struct )?(?:c ?10::)?"
+        r"(?P<found5>\w+) ?!= ?(?:struct )?(?:c ?10::)?(?P<expected5>\w+)"
+        r"|\"(?P<op>\w+)\" not implemented for '(?P<dtype>(?!Half|BFloat16)\w+)'",
+        _scalar_type,
+    ),
+]

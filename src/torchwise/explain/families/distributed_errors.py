@@ -1,0 +1,316 @@
+"""Known errors from torch.distributed: process groups, DDP, NCCL collectives, the rendezvous.
+
+The NCCL watchdog prints one line per rank and per stuck collective, in two formats (before
+torch 2.2: ``[E ProcessGroupNCCL.cpp:737] [Rank 1] ...``; since: ``[rank0]:[E321 ...]`` with
+NumelIn/NumelOut); the builder reads the collective, its size and the timeout from either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+
+
+def _no_process_group(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="A torch.distributed call ran without a process group",
+        meaning=(
+            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
+            " dist.init_process_group() to have run in every process first."
+        ),
+        cause=(
+            "A script written for several GPUs was started as plain `python train.py` (its"
+            " launcher normally sets up the group), or a single-GPU run still uses"
+            " SyncBatchNorm (a 'SyncBN' norm in the config) or distributed helpers in"
+            " evaluation."
+        ),
+        fix=(
+            "Start it with the launcher: torchrun --nproc-per-node N train.py (the script calls"
+            " dist.init_process_group). For one GPU replace SyncBatchNorm with BatchNorm"
+            " ('SyncBN' -> 'BN'), guard distributed calls with"
+            " `if dist.is_available() and dist.is_initialized():`, or create a one-process"
+            ' group: dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500",'
+            " rank=0, world_size=1)."
+        ),
+    )
+
+
+def _unused_parameters(match: re.Match[str], text: str) -> Explanation:
+    names = fact(text, r"Parameters? which did not receive grad for rank \d+: ([^\n]+)")
+    indices = fact(text, r"Parameter indices which did not receive grad for rank \d+: ([\d ]+)")
+    found = f" Named in the message: {names.strip()}." if names else (
+        f" Parameter indices without a gradient: {indices.strip()}." if indices else ""
+    )
+    return answer(
+        title="DDP: some parameters got no gradient in the last step",
+        meaning=(
+            "DDP all-reduces each parameter's gradient when backward produces it; parameters"
+            " that took no part in the loss never produce one, so the reduction of the step"
+            " never finishes." + found
+        ),
+        cause=(
+            "A layer defined in __init__ but not used in forward (a leftover head, an unused"
+            " branch), a branch taken only on some steps or ranks (multi-task heads, optional"
+            " losses), or a forward output that does not enter the loss."
+        ),
+        fix=(
+            "Remove the unused layers or give them requires_grad=False; make every forward output"
+            " part of the loss. When the branches really vary per step pass"
+            " find_unused_parameters=True to DistributedDataParallel (it costs an extra graph"
+            " walk each step; static_graph=True when the same ones are always unused). To get"
+            " the parameter names set TORCH_DISTRIBUTED_DEBUG=DETAIL."
+        ),
+    )
+
+
+def _watchdog(match: re.Match[str], text: str) -> Explanation:
+    details = dict(re.findall(r"(\w+)=(\w+)", match.group(1)))
+    op, seq = details.get("OpType", "a collective"), details.get("SeqNum", "?")
+    timeout_ms = int(details.get("Timeout(ms)", 0) or fact(text, r"Timeout\(ms\)=(\d+)") or 0)
+    minutes = f" ({timeout_ms // 60000} min)" if timeout_ms else ""
+    size = f", {details['NumelIn']} elements" if "NumelIn" in details else ""
+    ranks = sorted({int(rank) for rank in re.findall(r"\[Rank (\d+)\] Watchdog", text)})
+    waiting = f" Ranks {', '.join(map(str, ranks))} timed out waiting." if len(ranks) > 1 else ""
+    enqueued = fact(text, r"last enqueued NCCL work: (\d+)")
+    completed = fact(text, r"last completed NCCL work: (\d+)")
+    progress = (
+        f" The last collective that completed was #{completed}; #{enqueued} was already queued."
+        if enqueued and completed
+        else ""
+    )
+    return answer(
+        title=f"NCCL timeout: {op} #{seq} waited {timeout_ms} ms{minutes} for the other ranks",
+        meaning=(
+            f"Collective SeqNum={seq} ({op}{size}) did not finish within Timeout(ms)={timeout_ms}"
+            f"{minutes}: at least one rank never joined it.{waiting}{progress}"
+        ),
+        cause=(
+            "The ranks are out of step: one rank does work the others wait for (evaluation,"
+            " checkpoint saving or data preprocessing on rank 0 while the rest sit in a"
+            " collective), ranks run different numbers of steps or call collectives in a"
+            " different order (uneven batches per rank, a branch that skips backward on one"
+            " rank), or a rank crashed or hung (its own error is earlier in the log)."
+        ),
+        fix=(
+            "Make every rank call the same collectives in the same order (DistributedSampler"
+            " with drop_last=True, the same number of steps, rank-0-only work followed by"
+            " dist.barrier()). TORCH_DISTRIBUTED_DEBUG=DETAIL and TORCH_NCCL_DESYNC_DEBUG=1 show"
+            " which rank is behind; TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (the default) makes the"
+            " job fail instead of hanging. Raise the limit only for work that is legitimately"
+            " long on one rank: dist.init_process_group(timeout=datetime.timedelta(hours=2))"
+            " (ddp_timeout in Hugging Face Trainer)."
+        ),
+    )
+
+
+# What a worker's exit code says when torchrun reports it (negative: killed by that signal).
+EXIT_CODES = {
+    "-9": ("was killed (SIGKILL): most often the machine ran out of RAM and the kernel's"
+           " out-of-memory killer stopped it, or a job scheduler did",
+           "use less host memory per rank (smaller batch, fewer DataLoader workers, load data"
+           " lazily); dmesg | grep -i kill shows the OOM killer"),
+    "-6": ("aborted (SIGABRT) in native code: a CUDA or NCCL error, or a failed C++ check",
+           "read that rank's output above the summary for the CUDA/NCCL message; a smaller"
+           " batch helps when it is GPU memory"),
+    "-7": ("died of a bus error (SIGBUS): shared memory (/dev/shm) ran out",
+           "give the container more shared memory (--shm-size=8g or --ipc=host)"),
+    "-11": ("crashed with a segmentation fault in native code",
+            "run one process (python train.py) to get a traceback, and check the versions of"
+            " compiled extensions"),
+}
+
+
+def _child_failed(match: re.Match[str], text: str) -> Explanation:
+    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
+    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)")
+    who = f"local rank {rank}" if rank else "a worker"
+    summary = text.find("failed (exitcode") if "failed (exitcode" in text else text.find("ChildFailedError")
+    before = [line.strip() for line in text[: max(summary, 0)].splitlines()]
+    own = next((line for line in reversed(before) if re.match(r"[\w.]*(?:Error|Exception)\b.*:", line)), None)
+    if code in EXIT_CODES:
+        cause, fix = EXIT_CODES[code]
+        cause = f"The process {cause}."
+    else:
+        cause = "The script raised an exception in that process; torchrun only reports that it exited."
+        fix = "read that rank's own traceback, printed above the summary"
+    seen = f" That rank's own error, printed above the summary: {own}" if own else ""
+    return answer(
+        title=f"torchrun: {who} exited with code {code}; the real error is that rank's own",
+        meaning=(
+            "ChildFailedError is torchrun's summary that a worker process ended; it is not the"
+            f" error itself.{seen}"
+        ),
+        cause=cause,
+        fix=(
+            f"{fix[:1].upper()}{fix[1:]}. The 'Root Cause (first observed failure)' block names"
+            " the rank that failed first; running the script as one process (python train.py,"
+            " or torchrun --nproc-per-node 1) shows its error plainly."
+        ),
+    )
+
+
+def _port_in_use(match: re.Match[str], text: str) -> Explanation:
+    port = match.group(1) or match.group(2) or fact(text, r"(?:port:? |\]:)(\d{2,5})\b") or "29500"
+    return answer(
+        title=f"The rendezvous port {port} is already in use",
+        meaning=(
+            f"Rank 0 starts a TCP store on MASTER_PORT ({port}) for the ranks to find each"
+            " other; another process already listens there."
+        ),
+        cause=(
+            "A second job on the same machine uses the default port 29500, or a process of an"
+            " earlier run is still alive."
+        ),
+        fix=(
+            f"Give the second job its own port: torchrun --master-port 29501 ... (or"
+            f" MASTER_PORT=29501 in the environment of the launcher that starts the run), or use"
+            f" torchrun --standalone, which picks a free port. Find the holder with"
+            f" lsof -i :{port} and stop it if it is a leftover."
+        ),
+    )
+
+
+def _nccl_system(match: re.Match[str], text: str) -> Explanation:
+    last = fact(text, r"Last error:\s*\n\s*(\S[^\n]*)")
+    network = bool(last and re.search(r"socket|Connect|route|refused|timed out", last))
+    seen = f" NCCL's last error: {last.strip()}" if last else ""
+    return answer(
+        title="NCCL failed in a system call (ncclSystemError)",
+        meaning=(
+            "A socket, shared-memory or library call inside NCCL failed while setting up or"
+            " running a collective." + seen
+        ),
+        cause=(
+            "NCCL uses a network interface the ranks cannot reach each other on (a docker or"
+            " virtual interface, a firewall)" + (", as the connect error shows" if network else "")
+            + "; or containers with too little shared memory; or a broken InfiniBand setup."
+        ),
+        fix=(
+            "Run once with NCCL_DEBUG=INFO to see the call that failed. Name the interface the"
+            " hosts share: NCCL_SOCKET_IFNAME=eth0 (ip addr lists them); in docker use --ipc=host"
+            " or a large --shm-size; to rule out InfiniBand try NCCL_IB_DISABLE=1."
+        ),
+    )
+
+
+def _ready_twice(match: re.Match[str], text: str) -> Explanation:
+    name = fact(text, r"Parameter at index \d+ with name (\S+) has been marked as ready twice")
+    which = f" ({name})" if name else ""
+    return answer(
+        title="DDP saw a parameter's gradient arrive twice in one step",
+        meaning=(
+            "DistributedDataParallel registers one hook per parameter and expects each to fire"
+            f" once per backward; one parameter{which} fired twice."
+        ),
+        cause=(
+            "Most often reentrant gradient checkpointing (torch.utils.checkpoint with"
+            " use_reentrant=True, or a Hugging Face model's gradient_checkpointing) runs a second"
+            " backward through the checkpointed layers; otherwise a parameter is used outside"
+            " forward() or shared between several passes in one step."
+        ),
+        fix=(
+            "Use non-reentrant checkpointing: checkpoint(fn, x, use_reentrant=False), or"
+            " model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={'use_reentrant':"
+            " False}); or, if the graph is the same every step, DDP(model, static_graph=True);"
+            " or turn gradient checkpointing off. TORCH_DISTRIBUTED_DEBUG=INFO names the"
+            " parameter."
+        ),
+    )
+
+
+def _duplicate_gpu(match: re.Match[str], text: str) -> Explanation:
+    rank, other, bus = match.group(1), match.group(2), match.group(3)
+    return answer(
+        title=f"Ranks {rank} and {other} were both put on one GPU (PCI bus id {bus})",
+        meaning=(
+            "NCCL needs one GPU per process; two processes of the group opened the same device"
+            f" (NCCL names it by bus id, {bus}, not by index)."
+        ),
+        cause=(
+            "Every process used the default GPU: the script never called"
+            " torch.cuda.set_device(local_rank) before init_process_group, or it hard-codes"
+            " cuda:0 / a fixed device; or each process sees the same single GPU through"
+            " CUDA_VISIBLE_DEVICES; or more processes were started than there are GPUs."
+        ),
+        fix=(
+            "In each process, before init_process_group and before moving the model:\n"
+            "    local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
+            "    torch.cuda.set_device(local_rank)\n"
+            "and wrap with DDP(model, device_ids=[local_rank]); start as many processes as GPUs"
+            " (torchrun --nproc-per-node equal to the visible GPU count)."
+        ),
+    )
+
+
+def _nccl_shared_memory(match: re.Match[str], text: str) -> Explanation:
+    segment = match.group(1) or match.group(3) or ""
+    size = match.group(2) or match.group(4)
+    named = f" ({segment}, {int(size) / 2**20:.1f} MiB)" if size else ""
+    return answer(
+        title=f"NCCL could not create its shared-memory segment{named}",
+        meaning=(
+            "Processes on one machine exchange data through buffers in /dev/shm; NCCL failed to"
+            " allocate one: /dev/shm is full or too small."
+        ),
+        cause=(
+            "A container's default /dev/shm is 64 MB (docker), too small for NCCL's buffers; or"
+            " /dev/shm is full of stale files from earlier runs."
+        ),
+        fix=(
+            "Give the container more shared memory: docker run --shm-size=1g (or --ipc=host);"
+            " in Kubernetes mount an emptyDir with medium: Memory at /dev/shm. df -h /dev/shm"
+            " shows what is left. NCCL_SHM_DISABLE=1 works around it, slower."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "process-group-not-initialized",
+        r"Default process group (?:has not been|is not being) initialized",
+        _no_process_group,
+    ),
+    known(
+        "ddp-unused-parameters",
+        r"Expected to have finished reduction in the prior iteration before starting a new one",
+        _unused_parameters,
+    ),
+    known(
+        "nccl-watchdog-timeout",
+        r"Watchdog caught collective operation timeout: WorkNCCL\(([^)]*\))\)?",
+        _watchdog,
+    ),
+    known(
+        "nccl-system-error",
+        r"NCCL error(?: in: \S+)?,? unhandled system error|ncclSystemError",
+        _nccl_system,
+        # the summary of a failed call: NCCL's own WARN line above it (shared memory) is the cause
+        generic=True,
+    ),
+    known(
+        "child-failed",
+        r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank:",
+        _child_failed,
+        generic=True,
+    ),
+    known(
+        "port-in-use",
+        r"The server socket has failed to (?:listen on any local network address|bind to"
+        r" \S*:(\d+)).*?(?:port: (\d+)|[Aa]ddress already in use|EADDRINUSE)",
+        _port_in_use,
+    ),
+    known("ddp-ready-twice", r"Expected to mark a variable ready only once", _ready_twice),
+    known(
+        "nccl-duplicate-gpu",
+        r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)",
+        _duplicate_gpu,
+    ),
+    known(
+        "nccl-shared-memory",
+        r"Error while creating shared memory segment (\S+) \(size (\d+)\)"
+        r"|failed to extend (/dev/shm/\S+) to (\d+) bytes"
+        r"|Call to posix_fallocate failed\s*: No space left on device",
+        _nccl_shared_memory,
+    ),
+]

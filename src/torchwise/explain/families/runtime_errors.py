@@ -1,0 +1,341 @@
+"""Known errors raised while a step runs on a device: GPU memory, kernel asserts, GPU libraries
+(cuDNN, cuBLAS), half precision on the CPU, and the Apple MPS backend."""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+
+
+def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
+    def amount(*patterns: str) -> str | None:
+        for pattern in patterns:
+            found = re.search(pattern, text)
+            if found:
+                return found.group(1)
+        return None
+
+    size = r"([\d.]+ [KMGT]?i?B)"
+    tried = match.group(1)
+    gpu = amount(r"GPU (\d+)") or "0"
+    total = amount(rf"total capacity of {size}", rf"{size} total capacity")
+    free = amount(rf"of which {size} is free", rf"{size} free")
+    unallocated = amount(rf"{size} is reserved by PyTorch but unallocated")
+    facts = f"needed {tried} more" if tried else "an allocation failed"
+    facts += f", {free} free of {total}" if free and total else ""
+    checklist = [
+        "halve the batch size (torchwise tune batch-size CONFIG finds the largest that fits)",
+        "keep the effective batch with gradient accumulation over several smaller batches",
+        "train in mixed precision (torch.autocast with bf16/fp16) to halve activation memory",
+        "call optimizer.zero_grad(set_to_none=True)",
+        "free references that keep graphs alive: log loss.item(), not loss; validate under"
+        " torch.no_grad(); del large tensors you no longer need",
+        "torch.cuda.empty_cache() does not free live tensors; it only returns cached blocks"
+        " to the driver",
+    ]
+    if unallocated:
+        checklist.append(
+            f"{unallocated} is reserved but unallocated (fragmentation): set"
+            " PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+        )
+    return answer(
+        title=f"GPU {gpu} ran out of memory: {facts}",
+        meaning="An allocation did not fit in what is left of the GPU's memory.",
+        cause=(
+            "The batch (and the activations kept for backward) is too large for this GPU, or"
+            " memory is held by tensors kept from earlier steps, or another process uses the"
+            " GPU (see nvidia-smi)."
+        ),
+        fix="\n".join(f"{number}. {step}" for number, step in enumerate(checklist, 1)),
+    )
+
+
+# The kernel assertion printed before "device-side assert triggered" names the real error.
+ASSERTIONS = (
+    (
+        r"srcIndex < srcSelectDimSize|indexSelect",
+        "an index >= num_embeddings reached nn.Embedding (or index_select)",
+        "check the ids: assert ids.max() < emb.num_embeddings (a tokenizer larger than the"
+        " vocabulary, or a sequence longer than the position embeddings)",
+    ),
+    (
+        r"t >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes",
+        "a class label >= the number of classes (or negative) reached CrossEntropyLoss/NLLLoss",
+        "check the labels: assert 0 <= y.min() and y.max() < num_classes (labels counted from 1,"
+        " or an ignore value other than -100)",
+    ),
+    (
+        r"index out of bounds|-sizes\[i\] <= index && index < sizes\[i\]",
+        "a tensor index is out of range (x[idx], gather or scatter with an index >= the size)",
+        "check the index tensor: assert idx.min() >= -n and idx.max() < n for the indexed size n",
+    ),
+    (
+        r"input_val >= zero && input_val <= one",
+        "BCELoss got values outside [0, 1] (raw logits, or NaN)",
+        "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
+    ),
+)
+
+
+def _device_assert(match: re.Match[str], text: str) -> Explanation:
+    for pattern, cause, fix in ASSERTIONS:
+        if re.search(pattern, text):
+            return answer(
+                title=f"A CUDA kernel assertion: {cause}",
+                meaning="A check inside a GPU kernel failed; the CUDA context is unusable until restart.",
+                cause=sentence(cause),
+                fix=sentence(fix) + " CUDA_LAUNCH_BLOCKING=1 makes the error appear at the right line.",
+            )
+    return answer(
+        title="A CUDA kernel hit an assertion (almost always an index out of range)",
+        meaning=("A check inside a GPU kernel failed; the CUDA context is unusable until restart."),
+        cause=(
+            "A class label >= the number of classes (or negative) given to CrossEntropyLoss, or a"
+            " token id >= num_embeddings given to nn.Embedding."
+        ),
+        fix=(
+            "Check the labels: assert 0 <= y.min() and y.max() < num_classes. Run the same batch on"
+            " the CPU (or with CUDA_LAUNCH_BLOCKING=1) to get the real error at the right line."
+        ),
+    )
+
+
+DOCTOR = "torchwise doctor checks that this torch's CUDA build fits the driver and the GPU."
+
+
+def _cudnn(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="cuDNN could not start (CUDNN_STATUS_NOT_INITIALIZED)",
+        meaning=(
+            "cuDNN failed to create its handle and workspace, which it does on the first"
+            " convolution or RNN call."
+        ),
+        cause=(
+            "Most often the GPU was out of memory at that moment (cuDNN reports it this way"
+            " instead of a CUDA out of memory error); otherwise the CUDA build of torch does not"
+            " fit the driver or the GPU, or the driver is not loaded."
+        ),
+        fix=(
+            "Rule out memory first: a smaller batch size, and nvidia-smi for other processes on"
+            f" the GPU. Then {DOCTOR} Reinstall the CUDA build it names if they do not match."
+            " torch.backends.cudnn.enabled = False only hides the problem (and is slower)."
+        ),
+    )
+
+
+def _cublas(match: re.Match[str], text: str) -> Explanation:
+    status, call = match.group(1), match.group(2) or "a cuBLAS call"
+    memory = status in ("NOT_INITIALIZED", "ALLOC_FAILED")
+    return answer(
+        title=f"A cuBLAS matrix multiply failed: CUBLAS_STATUS_{status} in {call}",
+        meaning=f"The GPU matrix-multiply library returned CUBLAS_STATUS_{status} for {call}.",
+        cause=(
+            "The GPU ran out of memory when cuBLAS set up its workspace."
+            if memory
+            else "Usually an earlier error reported late: CUDA runs asynchronously, so an index"
+            " out of range (an embedding id, a label) in a previous kernel surfaces at the next"
+            " matmul. Otherwise the torch build has no kernels for this GPU (an old CUDA build on"
+            " a newer card), or the driver is broken."
+        ),
+        fix=(
+            "Run with CUDA_LAUNCH_BLOCKING=1 (or the same batch on the CPU) to see the real error"
+            " at its line. Compare the GPU with the build: python -c \"import torch;"
+            " print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\"; " + DOCTOR
+        ),
+    )
+
+
+def _half_on_cpu(match: re.Match[str], text: str) -> Explanation:
+    dtype = match.group(2)
+    # a log often shows several ("addmm_impl_cpu_", then "slow_conv2d_cpu"): name them all
+    ops = list(dict.fromkeys(re.findall(rf"\"(\w+)\" not implemented for '{dtype}'", text)))
+    op = ", ".join(ops)
+    return answer(
+        title=f"The CPU has no {dtype} kernel for {op}",
+        meaning=f'"{op}" has no {dtype} implementation on the CPU: half-precision weights are running on the CPU.',
+        cause=(
+            "The model was loaded or cast to float16 (model.half(), torch_dtype=torch.float16)"
+            " but runs on the CPU: no GPU is visible, the installed torch is a CPU-only build,"
+            " or the model and inputs were never moved to 'cuda'."
+        ),
+        fix=(
+            "On the CPU run in float32 (model = model.float(), or drop the .half() call) or in"
+            " bfloat16 where the CPU supports it. To use the GPU check torch.cuda.is_available();"
+            " if False with an NVIDIA GPU, replace the CPU-only build (torchwise doctor names the"
+            " CUDA build to install)."
+        ),
+    )
+
+
+def _mps_missing(match: re.Match[str], text: str) -> Explanation:
+    op = match.group(1)
+    return answer(
+        title=f"The operator {op} has no MPS (Apple GPU) implementation in this torch",
+        meaning="The Apple GPU backend implements most operators, but not this one in this release.",
+        cause=f"The model uses {op}, which this torch version does not run on the MPS device.",
+        fix=(
+            "Let torch run it on the CPU: start Python with PYTORCH_ENABLE_MPS_FALLBACK=1 set in"
+            " the shell (PYTORCH_ENABLE_MPS_FALLBACK=1 python train.py); it is read before"
+            " import torch, so setting os.environ later has no effect. Newer releases implement"
+            " more operators: upgrade torch. Or run on the CPU."
+        ),
+    )
+
+
+def _mps_memory(match: re.Match[str], text: str) -> Explanation:
+    allocated, other, allowed, tried = match.groups()
+    others = (
+        " Other allocations are larger than torch's own: other programs (or another model in"
+        " the same process) hold the shared memory."
+        if _gib(other) > _gib(allocated)
+        else ""
+    )
+    return answer(
+        title=(
+            f"The MPS device (Apple GPU) ran out of memory: {allocated} allocated, {other} other,"
+            f" {allowed} allowed"
+        ),
+        meaning=(
+            f"torch on MPS may use up to {allowed} of the unified memory; {allocated} is held by"
+            f" torch and {other} by everything else, so {tried or 'the next allocation'} did not fit.{others}"
+        ),
+        cause="The model, batch or image size needs more memory than this Mac lets the GPU use.",
+        fix=(
+            "Use a smaller batch, image size or model, or half precision (torch.float16); free"
+            " what you no longer need (del tensors, torch.mps.empty_cache()); close other"
+            " GPU-heavy programs. PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts the cap: set it in"
+            " the shell before starting Python (export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0), not"
+            " as a function argument; the system may then swap or freeze."
+        ),
+    )
+
+
+def _gib(amount: str) -> float:
+    """``"5.56 GB"`` / ``"563.62 MiB"`` in GiB, to compare two amounts from one message."""
+    number, unit = amount.split()
+    return float(number) / (1024 if unit.upper().startswith("M") else 1)
+
+
+def _mps_float64(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The MPS device (Apple GPU) has no float64",
+        meaning="Metal has no 64-bit floats, so a float64 tensor cannot be moved to or made on 'mps'.",
+        cause=(
+            "The data is float64: NumPy arrays are float64 by default, and torch.from_numpy"
+            " keeps that dtype."
+        ),
+        fix=(
+            "Convert to float32 before moving: x.to(\"mps\", torch.float32), or"
+            " torch.from_numpy(a).float() when loading; create tensors with dtype=torch.float32."
+        ),
+    )
+
+
+def _kernel_failure(match: re.Match[str], text: str) -> Explanation:
+    what = match.group(0).rstrip(" .:")
+    return answer(
+        title=f"A CUDA kernel failed: {what}",
+        meaning=(
+            "A GPU kernel crashed. CUDA reports errors asynchronously, so the line in the"
+            " traceback is often not the one that failed, and the CUDA context is unusable"
+            " until the process restarts."
+        ),
+        cause=(
+            "Most often an index out of range inside a kernel (an embedding id or a label too"
+            " large, a gather/scatter index), or a compiled extension built for another GPU or"
+            " torch; rarely the hardware or the driver (nvidia-smi or the kernel log shows Xid"
+            " errors then)."
+        ),
+        fix=(
+            "Rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing line, or run the same batch on"
+            " the CPU, where an index error is reported plainly. Check ids and labels:"
+            " assert ids.max() < emb.num_embeddings and y.max() < num_classes."
+        ),
+    )
+
+
+def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA could not start: unknown error",
+        meaning="The CUDA runtime failed to initialise the GPU at the first CUDA call.",
+        cause=(
+            "Usually the NVIDIA unified-memory driver module is in a bad state, most often"
+            " after the machine resumed from suspend; sometimes a driver update waiting for a"
+            " reboot."
+        ),
+        fix=(
+            "Reload the module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or reboot;"
+            " then nvidia-smi and torchwise doctor should both see the GPU."
+        ),
+    )
+
+
+def _no_gpus(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="torch sees no CUDA GPU",
+        meaning="The driver answered, but no GPU is visible to this process.",
+        cause=(
+            "CUDA_VISIBLE_DEVICES names a GPU that does not exist (a script that sets"
+            " os.environ['CUDA_VISIBLE_DEVICES'] = '1' on a one-GPU machine), or a container"
+            " started without GPU access (docker run --gpus all)."
+        ),
+        fix=(
+            "Remove or correct CUDA_VISIBLE_DEVICES (indices start at 0: nvidia-smi -L lists"
+            " them); start containers with --gpus all. torchwise doctor shows what torch sees."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "cuda-out-of-memory",
+        r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
+        _out_of_memory,
+    ),
+    known(
+        "device-side-assert",
+        # the kernel name may be a full C++ signature (old THCUNN: "void cunn_...(Dtype *, ...)
+        # [with Dtype = float]: block: ...")
+        r"device-side assert triggered|\.cu:\d+: [^\n]*?block: \[[\d,]+\], thread: \[[\d,]+\] Assertion",
+        _device_assert,
+        generic=True,
+    ),
+    known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
+    known(
+        "cuda-kernel-failure",
+        r"an illegal memory access was encountered|unspecified launch failure"
+        r"|misaligned address|cuda runtime error \(710\)",
+        _kernel_failure,
+        generic=True,
+    ),
+    known(
+        "cuda-unknown-error",
+        r"cuda runtime error \(30\) : unknown error|CUDA unknown error",
+        _cuda_unknown,
+    ),
+    known("no-cuda-gpus", r"No CUDA GPUs are available", _no_gpus),
+    known(
+        "cublas-failed",
+        r"CUBLAS_STATUS_(\w+)(?: when calling `?'?(\w+))?",
+        _cublas,
+        generic=True,
+    ),
+    known(
+        "half-on-cpu",
+        r"\"(\w*_cpu\w*|\w+)\" not implemented for '(Half|BFloat16)'",
+        _half_on_cpu,
+    ),
+    known(
+        "mps-not-implemented",
+        r"The operator \\?'([\w:.]+)\\?' is not current(?:ly)? implemented for the MPS device",
+        _mps_missing,
+    ),
+    known("mps-float64", r"Cannot convert a MPS Tensor to float64 dtype", _mps_float64),
+    known(
+        "mps-out-of-memory",
+        r"MPS backend out of memory \(MPS allocated: ([\d.]+ \w+), other allocations: ([\d.]+ \w+),"
+        r" max allowed: ([\d.]+ \w+)\)\.(?: Tried to allocate ([\d.]+ \w+))?",
+        _mps_memory,
+    ),
+]

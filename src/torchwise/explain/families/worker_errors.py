@@ -1,0 +1,269 @@
+"""Known errors from the DataLoader: its samples, and the worker processes (how they start,
+talk and die).
+
+Workers are separate processes. With the spawn start method (Windows, macOS) everything they
+need is pickled and the main script is re-imported in each; batches come back through shared
+memory, one file descriptor per tensor.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+
+SIGNALS = {
+    "Bus error": (
+        "it ran out of shared memory (/dev/shm), which workers use to hand batches over",
+        "give the container more shared memory: docker run --shm-size=8g ... (or --ipc=host);"
+        " in Kubernetes mount an emptyDir with medium: Memory at /dev/shm. As a stopgap use"
+        " fewer workers or num_workers=0.",
+    ),
+    "Killed": (
+        "the kernel's out-of-memory killer stopped it: the machine ran out of RAM",
+        "use fewer workers (each holds a copy of the dataset object), load samples lazily from"
+        " disk instead of holding them in memory, or lower prefetch_factor.",
+    ),
+    "Segmentation fault": (
+        "native code crashed inside the worker"
+        " (an image or data library, or a fork-unsafe library)",
+        "run with num_workers=0 to get the real traceback; try"
+        " multiprocessing_context='spawn' on the DataLoader.",
+    ),
+}
+
+
+def _worker_killed(match: re.Match[str], text: str) -> Explanation:
+    pid, signal = match.group(1), match.group(2).strip()
+    cause, fix = SIGNALS.get(
+        signal,
+        ("the worker process died", "run with num_workers=0 to see the error inside the worker."),
+    )
+    return answer(
+        title=f"A DataLoader worker (pid {pid}) was killed by signal {signal}",
+        meaning=f"A worker process that loads batches died from {signal}, so the loader stopped.",
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+
+
+def _pickle_local(match: re.Match[str], text: str) -> Explanation:
+    name = match.group(1) or match.group(2) or "a lambda"
+    return answer(
+        title=f"A DataLoader worker could not receive {name}",
+        meaning=(
+            "With the spawn start method (the default on Windows and macOS, and what"
+            " multiprocessing_context='spawn' asks for) the dataset, its transforms and the"
+            " collate_fn are pickled and sent to every worker. Pickle stores functions by their"
+            " importable name; a lambda or a function defined inside another function has none."
+        ),
+        cause=(
+            f"{name} is a lambda or a function defined inside a function (a transform, a"
+            " target_transform or a collate_fn), used with num_workers > 0."
+        ),
+        fix=(
+            "Define it at module level (def collate(batch): ... at the top of the file) or as a"
+            " class with __call__; functools.partial of a module-level function also pickles."
+            " num_workers=0 avoids pickling altogether, at the cost of loading in the main process."
+        ),
+    )
+
+
+def _open_files(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The process ran out of file descriptors for tensors shared with workers",
+        meaning=(
+            "Each tensor a worker sends back lives in shared memory held open by a file"
+            " descriptor until the tensor is freed; the process hit its limit (ulimit -n)."
+        ),
+        cause=(
+            "Batches (or tensors from them) kept in a list across the epoch hold their shared"
+            " memory open; many workers with a large prefetch add to it."
+        ),
+        fix=(
+            "Keep copies, not the shared tensors: store t.clone() (or t.tolist() / .numpy()"
+            " copies) instead of appending the batch tensors themselves; raise the limit (ulimit"
+            " -n 65535 in the shell that starts training); or switch the sharing strategy at"
+            " start-up: torch.multiprocessing.set_sharing_strategy('file_system')."
+        ),
+    )
+
+
+def _bootstrapping(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Worker processes started at import time (missing __main__ guard)",
+        meaning=(
+            "With the spawn start method (Windows, macOS) each DataLoader worker re-imports your"
+            " script; unguarded top-level code starts workers again from inside a worker."
+        ),
+        cause="The training code runs at the top level of the script, not under a main guard.",
+        fix=(
+            "Move the code into a function and call it under the guard:\n"
+            "    def main():\n"
+            "        ...  # build data, model, train\n"
+            "\n"
+            '    if __name__ == "__main__":\n'
+            "        main()"
+        ),
+    )
+
+
+def _empty_dataset(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The dataset is empty (num_samples=0)",
+        meaning="A shuffling DataLoader's RandomSampler needs at least one sample; len(dataset) is 0.",
+        cause=(
+            "The dataset found no files: a wrong root path or pattern (relative to another"
+            " working directory), a split or filter that removed everything, or a __len__ that"
+            " returns 0."
+        ),
+        fix=(
+            "Print len(dataset) and the path it reads before building the loader; use an"
+            " absolute path or one relative to the script (Path(__file__).parent / 'data')."
+        ),
+    )
+
+
+def _collate_type(match: re.Match[str], text: str) -> Explanation:
+    found = match.group(1)
+    name = found.rsplit(".", 1)[-1]
+    if "PIL" in found or "Image" in name:
+        cause = (
+            "The dataset returns PIL images: no transform turns them into tensors (the"
+            " transform list lacks transforms.ToTensor(), or the dataset was built without"
+            " transform=...)."
+        )
+        fix = (
+            "Add transforms.ToTensor() (v2: transforms.PILToTensor() + ToDtype) at the end of"
+            " the dataset's transform, and check that __getitem__ applies it."
+        )
+    elif name == "NoneType":
+        cause = (
+            "__getitem__ returned None for some sample (a branch without return, an unreadable"
+            " file skipped by returning None, a missing annotation)."
+        )
+        fix = (
+            "Make __getitem__ return a value on every path; to drop bad samples filter them"
+            " out when building the dataset, or use a collate_fn that removes None:"
+            " collate_fn=lambda b: default_collate([s for s in b if s is not None])."
+        )
+    else:
+        cause = (
+            f"The samples contain {name} objects, which default_collate cannot stack (custom"
+            " objects, graph data, detection records)."
+        )
+        fix = (
+            "Convert them to tensors in __getitem__, or pass the collate_fn that belongs to"
+            " that data type (the library's own loader/collate, or collate_fn=lambda b: b to"
+            " keep the list)."
+        )
+    return answer(
+        title=f"The DataLoader cannot batch {name} samples",
+        meaning=(
+            "default_collate stacks samples that are tensors, NumPy arrays, numbers, strings or"
+            f" dicts/lists of those; a sample held {found}."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _worker_shared_memory(match: re.Match[str], text: str) -> Explanation:
+    cause, fix = SIGNALS["Bus error"]
+    return answer(
+        title="DataLoader workers ran out of shared memory (/dev/shm)",
+        meaning=(
+            "Workers hand each batch to the main process through shared memory; writing a batch"
+            " there failed because /dev/shm is full or too small."
+        ),
+        cause=sentence(cause) + " Docker gives a container 64 MB by default.",
+        fix=sentence(fix),
+    )
+
+
+def _worker_segfault(match: re.Match[str], text: str) -> Explanation:
+    cause, fix = SIGNALS["Segmentation fault"]
+    return answer(
+        title="A DataLoader worker crashed with a segmentation fault",
+        meaning="Native code running inside a worker process crashed, so the loader stopped.",
+        cause=sentence(cause),
+        fix=sentence(fix),
+    )
+
+
+def _worker_exited(match: re.Match[str], text: str) -> Explanation:
+    pids, code = match.group(1), match.group(2)
+    how = f" with exit code {code}" if code else ""
+    return answer(
+        title=f"A DataLoader worker (pid {pids}) exited unexpectedly{how}",
+        meaning=(
+            "A worker process that loads batches ended without handing back its error, so the"
+            " loader can only say that it is gone."
+        ),
+        cause=(
+            "Something inside the worker failed: an exception in __getitem__ or the transforms"
+            " (exit code 1), the machine's RAM or /dev/shm running out (a signal: look above in"
+            " the log for 'killed by signal' or a bus error), or a crash in native code."
+        ),
+        fix=(
+            "Rerun with num_workers=0: the same code then runs in the main process and shows the"
+            " real error and its line. If it only fails with workers, use fewer workers and"
+            " check free memory and df -h /dev/shm."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "pickle-local-object",
+        r"Can't (?:pickle|get) local object '([^']+)'|Can't pickle (<function <lambda>[^>]*>)",
+        _pickle_local,
+    ),
+    known(
+        "too-many-open-files",
+        r"Too many open files|received 0 items of ancdata"
+        r"|unable to open shared memory object <[^>]*> in read-write mode",
+        _open_files,
+    ),
+    known(
+        "empty-dataset",
+        r"num_samples should be a positive integer value, but got num_samples=0",
+        _empty_dataset,
+    ),
+    known(
+        "dataloader-worker-killed",
+        r"DataLoader worker \(pid (\d+)\) is killed by signal: ([A-Za-z ]+)",
+        _worker_killed,
+    ),
+    known(
+        "spawn-bootstrapping",
+        r"An attempt has been made to start a new process before the\s+current process has"
+        r"\s+finished its bootstrapping phase",
+        _bootstrapping,
+    ),
+    known(
+        "collate-type",
+        r"batch must contain tensors, (?:numpy arrays, )?numbers, (?:strings, )?dicts or lists;"
+        r" found <class '([\w.]+)'>",
+        _collate_type,
+    ),
+    known(
+        "worker-shared-memory",
+        r"Unexpected bus error encountered in worker"
+        r"|unable to write to file </torch_\d+_\d+(?:_\d+)?>: No space left on device",
+        _worker_shared_memory,
+    ),
+    known(
+        "worker-segfault",
+        r"Unexpected segmentation fault encountered in worker",
+        _worker_segfault,
+    ),
+    known(
+        "worker-exited",
+        r"DataLoader worker \(pid\(?s?\)? ([\d, ]+)\) exited unexpectedly(?: with exit code (-?\d+))?",
+        _worker_exited,
+        generic=True,
+    ),
+]

@@ -1,0 +1,136 @@
+"""Known PyTorch error -> what it means, the likely cause, and the fix.
+
+``explain`` takes an exception or any text holding the message (a whole traceback, or a long
+log with warnings before the error) and returns an ``Explanation``, or None for a message it
+does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
+reads the numbers out of the message. The entries live in small files by family, in
+``families/``: ``code_errors`` (model code, state dicts, devices, dtypes), ``device_errors``
+(GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
+under autocast), ``shape_errors`` (layer input shapes), ``layer_errors`` (normalisation
+layer sizes), ``tensor_errors`` (views, index dtypes, in-place results, non-scalar backward,
+GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
+``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
+Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
+memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
+files) and ``install_errors`` (importing torch, torchvision and compiled extensions). How a
+paste is read (which line is the error) is ``paste``. No torch import.
+
+>>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
+>>> e.title
+'A Linear layer expects 128 input features but got 784'
+>>> explain("ValueError: something else entirely") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError
+from torchwise.explain.families import (
+    autograd_errors,
+    code_errors,
+    compile_errors,
+    device_errors,
+    distributed_errors,
+    huggingface_errors,
+    install_errors,
+    layer_errors,
+    loss_errors,
+    runtime_errors,
+    setup_errors,
+    shape_errors,
+    tensor_errors,
+    worker_errors,
+)
+from torchwise.explain.paste import Paste, unwrapped
+
+KNOWN: list[KnownError] = [
+    *code_errors.KNOWN,
+    *device_errors.KNOWN,
+    *loss_errors.KNOWN,
+    *shape_errors.KNOWN,
+    *layer_errors.KNOWN,
+    *tensor_errors.KNOWN,
+    *autograd_errors.KNOWN,
+    *worker_errors.KNOWN,
+    *distributed_errors.KNOWN,
+    *huggingface_errors.KNOWN,
+    *compile_errors.KNOWN,
+    *runtime_errors.KNOWN,
+    *setup_errors.KNOWN,
+    *install_errors.KNOWN,
+]
+
+# A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
+WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)
+
+
+def error_text(error: BaseException | str) -> str:
+    """The text to match: a string as is; an exception as ``Type: message`` for it and every
+    exception chained to it (``raise ... from`` and "during handling of")."""
+    if isinstance(error, str):
+        return error
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        parts.append(f"{type(current).__name__}: {current}")
+        current = current.__cause__ or current.__context__
+    return "\n".join(parts)
+
+
+def _in_warning(text: str, position: int) -> bool:
+    start = text.rfind("\n", 0, position) + 1
+    end = text.find("\n", position)
+    line = text[start : end if end >= 0 else len(text)]
+    # "NotImplementedError: ... WARNING: this will be slower" is an error that mentions a warning
+    return bool(WARNING_LINE.search(line)) and not re.search(r"\w(?:Error|Exception)\b", line)
+
+
+def explain(error: BaseException | str) -> Explanation | None:
+    """Explain a known PyTorch error; None when the message is not one we know.
+
+    The text is read as a person reads a paste (``paste``): each line is an error line, a
+    traceback frame (with its source line), a message's own suggestion, or other text. In a
+    long text several known messages can occur, and the one that stopped the program wins: a
+    message on an error or text line beats the same words in a frame's source line or in a
+    suggestion (the message may come first and the traceback after), an error line beats a
+    warning line (a recompilation warning before the crash), a specific message beats a
+    catch-all one (a device-side assert echoing an earlier index error), and otherwise the later
+    line wins (the last exception of a traceback is the one raised). A message that a terminal
+    or a web page hard-wrapped mid-word is read again with its lines joined.
+
+    >>> e = explain(RuntimeError("Torch not compiled with CUDA enabled"))
+    >>> e.id
+    'torch-not-compiled-with-cuda'
+    >>> print(e.render())  # doctest: +ELLIPSIS
+    This torch is a CPU-only build
+    ...
+    """
+    text = error_text(error)
+    found = _best(text)
+    if found is None or found[1].generic:
+        joined = unwrapped(text)
+        again = _best(joined) if joined else None
+        if again is not None and (found is None or again[0] > found[0]):
+            found, text = again, joined or text
+    return found[1].explain(text, found[2]) if found else None
+
+
+Rank = tuple[bool, bool, bool, int]
+
+
+def _best(text: str) -> tuple[Rank, KnownError, re.Match[str]] | None:
+    paste = Paste(text)
+    best: tuple[Rank, KnownError, re.Match[str]] | None = None
+    for entry in KNOWN:
+        match = entry.last_match(text)
+        if match is None:
+            continue
+        told = paste.kind_at(match.start()) in ("error", "other")
+        rank = (told, not _in_warning(text, match.start()), not entry.generic, match.start())
+        if best is None or rank > best[0]:  # ties: the earlier table entry (more specific) wins
+            best = (rank, entry, match)
+    return best

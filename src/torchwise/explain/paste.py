@@ -1,0 +1,147 @@
+"""Reading a pasted error the way a person does.
+
+A paste is rarely one clean message. People paste the message first and the traceback after,
+cut the traceback short, add their own question or ``pip list`` below it, or quote a message
+that carries its own "Suggested fixes:" or "Hint:" lines. A reader knows which lines are the
+error and which are frames, source lines, suggestions or chatter; this module says so for
+each line, so that ``lookup`` can prefer a message on the error line over the same words in a
+frame's source line (``raise RuntimeError("...")``) or in a suggestion. Pure text work.
+
+>>> paste = Paste("RuntimeError: boom\\nTraceback (most recent call last):\\n"
+...               '  File "train.py", line 3, in <module>\\n    loss.backward()\\n')
+>>> paste.error_line()
+'RuntimeError: boom'
+>>> paste.kind_at(paste.text.index("loss.backward"))
+'frame'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# "  File "x.py", line 3, in f", IPython's "File ~/x.py:3, in f(...)" and "<ipython-input-1> in f",
+# C++ "frame #0:", rich's boxed tracebacks, and the "^^^^" / "~~~~" markers under a source line.
+FRAME_START = re.compile(
+    r"""^\s*(?:
+        File\ ["'~/\\.\w]        # CPython and IPython 8 frames
+      | <ipython-input-[^>]*>\ in\ # IPython 7 frames
+      | Cell\ In\s*\[            # Jupyter cells
+      | frame\ \#\d+:            # c10 C++ stack
+      | at\ [\w.$]+\(            # Java/JS-style stacks in logs
+    )""",
+    re.VERBOSE,
+)
+BOXED = re.compile(r"^\s*[│╭╰|]")  # rich tracebacks: every line sits inside a box
+MARKER = re.compile(r"^\s*[\^~\s]+$")
+IPYTHON_SOURCE = re.compile(r"^\s*(?:-+>\s*)?\d+\s")  # "---> 12 model(x)", "     11 x = 1"
+# The line a Python exception is printed on: "RuntimeError: ...", "torch._dynamo.exc.X: ...",
+# "KeyError: 'x'", markdown's "**RuntimeError: ...**", and c10's "what():  ...".
+EXCEPTION = re.compile(
+    r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*"
+    r"(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b(?:\[[^\]]*\])?:(?:\s|$)"
+    r"|^\s*what\(\):\s"
+)
+# What a launcher or a quote puts before each line: torchrun's "0: [rank0]:", a "> " quote.
+PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?")
+# A message's own advice, after the message: torch.export's "Suggested fixes:", autograd's
+# "Hint:", dynamo's "Set TORCH_LOGS=...", "You can suppress this exception ...".
+SUGGESTION = re.compile(
+    r"^\s*(?:Suggested fixes|Suggestions?|Possible (?:fix|solution)s?|Hint|HINT|To fix|"
+    r"You can suppress|Set TORCH_LOGS|For more information, run with|"
+    r"Please (?:select|try|check|consider)|You may (?:want|need) to)\b"
+)
+
+
+@dataclass
+class Paste:
+    """A pasted text with each line's kind: ``error``, ``frame``, ``suggestion`` or ``other``."""
+
+    text: str
+    starts: list[int] = field(init=False)
+    kinds: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        lines = self.text.split("\n")
+        self.starts, position = [], 0
+        for line in lines:
+            self.starts.append(position)
+            position += len(line) + 1
+        self.kinds = _kinds(lines)
+
+    def line_number(self, position: int) -> int:
+        low, high = 0, len(self.starts) - 1
+        while low < high:  # the last line that starts at or before position
+            middle = (low + high + 1) // 2
+            if self.starts[middle] <= position:
+                low = middle
+            else:
+                high = middle - 1
+        return low
+
+    def kind_at(self, position: int) -> str:
+        return self.kinds[self.line_number(position)]
+
+    def line_at(self, position: int) -> str:
+        number = self.line_number(position)
+        end = self.starts[number + 1] - 1 if number + 1 < len(self.starts) else len(self.text)
+        return self.text[self.starts[number] : end]
+
+    def error_line(self) -> str:
+        """The line a reader would call the error: the exception that ends the last traceback,
+        else the last exception-shaped line, else the last line that is not a frame."""
+        lines = self.text.split("\n")
+        errors = [n for n, kind in enumerate(self.kinds) if kind == "error"]
+        if errors:
+            return lines[errors[-1]].strip()
+        rest = [n for n, kind in enumerate(self.kinds) if kind == "other" and lines[n].strip()]
+        return lines[rest[-1]].strip() if rest else self.text.strip().splitlines()[-1].strip()
+
+
+def _kinds(lines: list[str]) -> list[str]:
+    kinds: list[str] = []
+    in_frame = in_suggestion = False
+    for line in (PREFIX.sub("", line) for line in lines):
+        if EXCEPTION.search(line) and not BOXED.match(line):
+            kind, in_frame, in_suggestion = "error", False, False
+        elif FRAME_START.search(line) or BOXED.match(line):
+            kind, in_frame, in_suggestion = "frame", True, False
+        elif in_frame and (line.startswith((" ", "\t")) or MARKER.match(line) and line.strip()):
+            kind = "frame"  # the source line(s) printed under a frame, and their ^^^ markers
+        elif in_frame and IPYTHON_SOURCE.match(line):
+            kind = "frame"
+        elif SUGGESTION.search(line) or in_suggestion and line.strip():
+            kind, in_frame, in_suggestion = "suggestion", False, True
+        else:
+            kind, in_frame = "other", False
+            in_suggestion = in_suggestion and bool(line.strip())
+        kinds.append(kind)
+    return kinds
+
+
+def unwrapped(text: str, *, width: int = 60) -> str | None:
+    """The text with hard-wrapped lines joined again, or None when nothing looks wrapped.
+
+    A terminal or a web page that breaks a long message at a fixed column leaves two or more
+    consecutive lines of the same length (``...output 0 of AddBackward0, i`` / ``s at version
+    2``); such a run and the line after it are one line of the original.
+
+    >>> unwrapped("ab" * 40 + "\\n" + "cd" * 40 + "\\nef\\nnext")
+    'abababababababababababababababababababababababababababababababababababababababab\
+cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdef\\nnext'
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    number, joined = 0, False
+    while number < len(lines):
+        run = number
+        while (run + 1 < len(lines) and len(lines[run]) >= width
+               and len(lines[run + 1]) == len(lines[run])):
+            run += 1
+        if run > number and run + 1 < len(lines):
+            out.append("".join(lines[number : run + 2]))
+            number, joined = run + 2, True
+        else:
+            out.append(lines[number])
+            number += 1
+    return "\n".join(out) if joined else None

@@ -1,0 +1,92 @@
+"""docs/explain.md runs as the docs convention says (every ```python block in one namespace,
+every `torchwise ...` line of a ```bash block as `python -m torchwise ...`, each in a temp
+folder holding a copy of examples/), and what it quotes is what the code prints: the CLI
+sessions, the coverage table, the number of known errors, the held-out verdict counts."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from torchwise.explain.lookup import KNOWN
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = (ROOT / "docs" / "explain.md").read_text()
+BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", PAGE, flags=re.MULTILINE | re.DOTALL)
+ENV = {**os.environ, "COLUMNS": "100"}
+
+
+def folder(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    shutil.copytree(ROOT / "examples", path / "examples")
+    return path
+
+
+def run_torchwise(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    command, _, comment = line.partition("#")
+    wanted = re.search(r"\(exit (\d+)\)", comment)
+    done = subprocess.run([sys.executable, "-m", *command.split()], cwd=cwd, env=ENV,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == (int(wanted.group(1)) if wanted else 0), (line, done.stderr)
+    return done
+
+
+def test_the_page_runs_and_quotes_what_the_cli_prints(tmp_path):
+    namespace: dict[str, object] = {}
+    python_dir, bash_dir = folder(tmp_path, "python"), folder(tmp_path, "bash")
+    last_output: str | None = None
+    quoted = 0
+    for language, body in BLOCKS:
+        if language == "python":
+            cwd = Path.cwd()
+            os.chdir(python_dir)
+            try:
+                exec(compile(body, "docs/explain.md", "exec"), namespace)
+            finally:
+                os.chdir(cwd)
+            last_output = None
+        elif language == "bash":
+            lines = [line for line in body.splitlines() if line.startswith("torchwise ")]
+            outputs = [run_torchwise(line, bash_dir).stdout for line in lines]
+            last_output = outputs[-1] if outputs else None
+        elif language == "text" and last_output is not None:
+            assert body.rstrip("\n") == last_output.rstrip("\n")
+            quoted += 1
+            last_output = None
+    assert quoted == 2  # both CLI sessions were compared
+
+
+def test_the_coverage_table_is_what_the_benchmark_prints():
+    table = PAGE.split("python benchmarks/explain_coverage.py\n```\n\n```text\n", 1)[1].split("```", 1)[0]
+    done = subprocess.run([sys.executable, "benchmarks/explain_coverage.py"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip("\n") == table.rstrip("\n")
+
+
+def test_the_number_of_known_errors_is_the_table_size():
+    assert int(re.search(r"It knows (\d+) errors", PAGE).group(1)) == len(KNOWN)
+
+
+def test_the_held_out_figures_are_the_verdicts():
+    verdicts = yaml.safe_load((ROOT / "tests/explain/heldout/verdicts.yaml").read_text())
+    texts = yaml.safe_load((ROOT / "tests/explain/heldout/texts.yaml").read_text())
+    assert [v["source"] for v in verdicts] == [t["source"] for t in texts]
+    count = {kind: sum(v["verdict"] == kind for v in verdicts) for kind in ("right", "wrong", "not known")}
+    row = re.search(r"\| held-out half, after \(estimate\) \| (\d+) \((\d+)%\) \| (\d+) \((\d+)%\) \| (\d+)", PAGE)
+    assert row is not None
+    assert [int(row.group(i)) for i in (1, 3, 5)] == [count["right"], count["wrong"], count["not known"]]
+    assert int(row.group(2)) == round(100 * count["right"] / len(verdicts))
+
+
+def test_the_held_out_texts_are_the_ones_committed_before_any_rule_changed():
+    import hashlib
+
+    digest = hashlib.sha256((ROOT / "tests/explain/heldout/texts.yaml").read_bytes()).hexdigest()
+    assert digest == "ce3ccb7f38f1de29b801fe64d3bff342d7d390e4d5f69c96d5fbb6500447dacd"  # commit 88fd053
