@@ -2,9 +2,10 @@
 first with every trial run to its end (`--pruner none`), then with the median pruner, seeds fixed
 (TPE seed 0, train.seed 0). Prints each sweep's best validation accuracy and the epochs its
 trials trained in total, and the two figures the sweep promises: the best accuracy, and the
-pruned sweep's best and share of the epochs.
+pruned sweep's best and share of the epochs. The two sweeps run side by side, one process each.
+With ``--runs-dir`` they live there, and a second call continues them (a sweep restarts).
 
-    python benchmarks/sweep.py [--trials 20] [--json PATH]
+    python benchmarks/sweep.py [--trials 20] [--runs-dir DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -37,10 +38,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--json", type=Path, default=Path("benchmarks/results/sweep.json"))
+    parser.add_argument("--runs-dir", type=Path, default=None, help="keep the sweeps here (default: a temp folder)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        full = run("none", trials=args.trials, runs_dir=Path(folder))
-        pruned = run("median", trials=args.trials, runs_dir=Path(folder))
+    from concurrent.futures import ProcessPoolExecutor
+
+    with tempfile.TemporaryDirectory() as temp, ProcessPoolExecutor(2) as pool:
+        folder = args.runs_dir or Path(temp)
+        futures = [pool.submit(run, pruner, trials=args.trials, runs_dir=folder) for pruner in ("none", "median")]
+        full, pruned = (future.result() for future in futures)
     print(f"{'pruner':<8} {'best val acc':>12} {'epochs':>7} {'pruned':>7} {'seconds':>8}")
     for row in (full, pruned):
         print(f"{row['pruner']:<8} {row['best_val_accuracy'] * 100:>11.2f}% {row['epochs']:>7} "

@@ -85,3 +85,5 @@ class LiveTable:
     def close(self) -> None:
         self.refresh(force=True)
         self._live.stop()
+        if not self._live.console.is_terminal:  # rich ends the last table without a newline there
+            self._live.console.line()
