@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml | $(PY)
 	else \
 		$(PY) -m pip install -q torch==2.13.0; \
 	fi
-	$(PY) -m pip install -q -e ".[datasets,dev,tensorboard,metrics,streaming,mlflow,onnx,sweep]"
+	$(PY) -m pip install -q -e ".[datasets,dev,tensorboard,metrics,streaming,mlflow,onnx,hf,peft,sweep]"
 	@touch $(STAMP)
 
 demo: $(STAMP)

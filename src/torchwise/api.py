@@ -22,7 +22,8 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
         config: RunConfig | dict[str, Any] | str | Path | None = None,
         overrides: Sequence[str] = (), runs_dir: str | Path = "runs", name: str | None = None,
         quiet: bool = False, resume: str | Path | None = None, loss: Any = None, optimizer: Any = None,
-        scheduler: Any = None, metrics: dict[str, Any] | None = None, trust_code: bool = False) -> Any:
+        scheduler: Any = None, metrics: dict[str, Any] | None = None, trust_code: bool = False,
+        tokenizer: Any = None) -> Any:
     """Train ``model`` with every torchwise default on, and write a run folder.
 
     ``config`` is a `RunConfig`, a dict shaped like the YAML, or a YAML path; its ``data`` and
@@ -40,6 +41,10 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
     - ``metrics``: ``{name: metric}`` logged as ``val_<name>``: a ``torchmetrics.Metric``, or a function
       ``fn(logits, target)`` returning a batch's mean (averaged over samples).
 
+    Hugging Face ``datasets`` (a Dataset, DatasetDict or IterableDataset) are taken as they are:
+    ``label`` is the target, columns ``model.forward`` does not take are dropped, and with a
+    ``tokenizer`` rows of different lengths are padded by transformers' own collator.
+
     config.yaml records each by qualified name (and arguments where it can, with a note where it
     cannot). ``resume=RUN_DIR`` continues that run from its last checkpoint with the run's own config
     (``overrides`` may only extend it); pass the same model class, data and objects as the first time.
@@ -47,7 +52,13 @@ def fit(model: Any, train_data: Any, val_data: Any = None, *,
     wrote, or with ``trust_code=True`` (see "Sharing runs safely" in the README).
     A ``config`` or ``name`` next to ``resume`` is refused: the run's own config.yaml decides.
     """
+    from torchwise.hf.data import is_hf_data
     from torchwise.train.run import UserObjects, run_training
+
+    if is_hf_data(train_data) or is_hf_data(val_data):
+        from torchwise.hf.data import hf_datasets
+
+        train_data, val_data = hf_datasets(train_data, val_data, tokenizer=tokenizer, model=model)
 
     objects = UserObjects(loss=loss, optimizer=optimizer, scheduler=scheduler, metrics=metrics)
     if resume is not None and (config is not None or name is not None):

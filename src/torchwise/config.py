@@ -26,9 +26,10 @@ class _Section(BaseModel):
 
 class SourceConfig(_Section):
     source: str = "digits"
-    """Where the samples come from: `digits`, `synthetic-regression`, `csv`, `npz`, `pt`, or `target`."""
+    """Where the samples come from: `digits`, `synthetic-regression`, `csv`, `npz`, `pt`, `hf` (local
+    csv/json/parquet files or a save_to_disk folder read through Hugging Face `datasets`), or `target`."""
     path: Path | None = None
-    """File to read for `csv`, `npz` and `pt` sources (relative to the config file's folder)."""
+    """File to read for `csv`, `npz`, `pt` and `hf` sources (relative to the config file's folder)."""
     target: str | None = None
     """For `source: target`: a `package.module:factory` returning a torch Dataset."""
     kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -41,6 +42,14 @@ class SourceConfig(_Section):
     """npz / pt: the name of the feature array."""
     y_key: str = "y"
     """npz / pt: the name of the target array."""
+    tokenizer: Path | None = None
+    """`hf`: a local tokenizer folder (save_pretrained output, or one holding tokenizer.json)."""
+    text_column: str = "text"
+    """`hf`: the column of texts to tokenise."""
+    label_column: str = "label"
+    """`hf`: the column of labels (text labels become class indices in sorted order)."""
+    max_length: int | None = Field(None, ge=1)
+    """`hf`: truncate tokenised texts to this many tokens (default: the whole text)."""
 
 
 class DataConfig(SourceConfig):
@@ -60,6 +69,17 @@ class DataConfig(SourceConfig):
     """Keep workers alive between epochs (only when num_workers > 0)."""
 
 
+class LoraConfig(_Section):
+    r: int = Field(8, ge=1)
+    """The adapters' rank."""
+    alpha: int = Field(16, ge=1)
+    """LoRA's scaling numerator (the update is scaled by alpha / r)."""
+    target_modules: list[str]
+    """Names (or name suffixes) of the Linear layers to adapt, e.g. [query, value] for BERT."""
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """Dropout on the adapters' input."""
+
+
 class ModelConfig(_Section):
     name: Literal["linear", "mlp", "small-cnn"] | None = "mlp"
     """A built-in model; ignored when `target` is set."""
@@ -71,6 +91,11 @@ class ModelConfig(_Section):
     """Initial weights: a `.safetensors` or `.pt/.pth` file (read with weights_only=True)."""
     strict: bool = True
     """With `init_from`: missing, unexpected or mis-shaped keys are an error."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in backward to save memory: the model's own
+    `gradient_checkpointing_enable()` (transformers models); an error for a model without one."""
+    lora: LoraConfig | None = None
+    """Train LoRA adapters only (through `peft`): `{r: 8, alpha: 16, target_modules: [query, value]}`."""
 
 
 class ObjectSpec(_Section):

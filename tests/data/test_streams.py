@@ -70,7 +70,8 @@ class Net(nn.Module):
         self.forwards = 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.training:
+        # Training steps only: the pre-training check's train-mode forward runs without gradients.
+        if self.training and torch.is_grad_enabled():
             self.seen.extend(x[:, 0].tolist())
             self.forwards += 1
             if self.forwards == self.interrupt_after_forward:

@@ -1,5 +1,6 @@
 """Small seeded runs with planted pathologies, for the `diagnose` tests: 4 Gaussian blobs, MLPs,
-a slow dataset, and `fit` with quick logging of curves and gradient statistics."""
+a slow dataset, and `fit` with quick logging of curves and gradient statistics. Every diagnosis
+they get is checked to quote only numbers the run's record holds (quoted_numbers.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import time
 
 import torch
+from tests.diagnose.quoted_numbers import unquoted
 from torch import nn
 from torch.utils.data import Dataset, TensorDataset
 
@@ -53,9 +55,13 @@ def config(**sections) -> dict:
 
 
 def train(tmp_path, name, model, train_data=None, val_data=None, **sections):
+    """Train a planted run; its diagnosis quotes no number that the record does not hold."""
     result = torchwise.fit(model, train_data or blobs(512, seed=1), val_data or blobs(256, seed=2),
                            config=config(**sections), runs_dir=tmp_path, name=name)
-    return result, json.loads((result.run_dir / "diagnosis.json").read_text())
+    diagnosis = json.loads((result.run_dir / "diagnosis.json").read_text())
+    for finding in diagnosis["findings"]:
+        assert unquoted(finding, result.run_dir) == [], finding
+    return result, diagnosis
 
 
 def codes(diagnosis: dict, *severities: str) -> set[str]:

@@ -90,3 +90,26 @@ def test_the_held_out_texts_are_the_ones_committed_before_any_rule_changed():
 
     digest = hashlib.sha256((ROOT / "tests/explain/heldout/texts.yaml").read_bytes()).hexdigest()
     assert digest == "ce3ccb7f38f1de29b801fe64d3bff342d7d390e4d5f69c96d5fbb6500447dacd"  # commit 88fd053
+
+
+def test_the_round_2_held_out_figures_are_the_verdicts():
+    verdicts = yaml.safe_load((ROOT / "tests/explain/heldout2/verdicts.yaml").read_text())
+    texts = yaml.safe_load((ROOT / "tests/explain/heldout2/texts.yaml").read_text())
+    assert [v["source"] for v in verdicts] == [t["source"] for t in texts]
+    count = {kind: sum(v["verdict"] == kind for v in verdicts) for kind in ("right", "wrong", "not known")}
+    row = re.search(
+        r"\| round 2 held-out half \((\d+)\), after \(estimate\) \| (\d+) \((\d+)%\) \| (\d+) \((\d+)%\) \| (\d+)",
+        PAGE,
+    )
+    assert row is not None
+    assert int(row.group(1)) == len(verdicts)
+    assert [int(row.group(i)) for i in (2, 4, 6)] == [count["right"], count["wrong"], count["not known"]]
+    assert int(row.group(3)) == round(100 * count["right"] / len(verdicts))
+    assert int(row.group(5)) == round(100 * count["wrong"] / len(verdicts))
+
+
+def test_the_round_2_held_out_texts_are_the_ones_committed_before_any_rule_changed():
+    import hashlib
+
+    digest = hashlib.sha256((ROOT / "tests/explain/heldout2/texts.yaml").read_bytes()).hexdigest()
+    assert digest == "2eb8281efd70b063be3e6dc3a81d40bf6eb1514dc8bca245380ee7c3060181ff"  # commit d3bb470

@@ -178,7 +178,9 @@ def test_resume_after_sigint_is_bit_equal_with_dict_batches_and_user_objects(tmp
     reference = DictModel()
     ref = torchwise.fit(reference, DictData(), DictData(30, seed=1), runs_dir=tmp_path / "ref", config=config,
                         **objects)
-    first = torchwise.fit(DictModel(interrupt_after_forward=17), DictData(), DictData(30, seed=1),
+    # 18: the pre-training check now runs the first training batch in train mode too, so the 17th
+    # training forward is the 18th call
+    first = torchwise.fit(DictModel(interrupt_after_forward=18), DictData(), DictData(30, seed=1),
                           runs_dir=tmp_path / "stopped", config=config, **objects)
     assert first.status == "interrupted" and first.summary["steps"] == 9
     model = DictModel()

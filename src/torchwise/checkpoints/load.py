@@ -54,6 +54,8 @@ def load_model(run_dir: str | Path, model: nn.Module | None = None, *,
     folder = checkpoint_folder(run_dir, which)
     if model is None:
         model = build_run_model(run_dir, trust_code=trust_code)
+    else:
+        model = with_run_options(run_dir, model)
     model = model.to(torch.device(device))
     checkpoint = load_checkpoint(folder, map_location=device)
     load_weights(model, checkpoint)
@@ -102,6 +104,20 @@ def build_run_model(run_dir: Path, *, trust_code: bool = False) -> nn.Module:
                               hint="build the model yourself and pass it: torchwise.load_model(run_dir, model)")
     return build_model(cfg.model, sample_shape=tuple(record.get("sample_shape", ())),
                        out_features=record.get("out_features", 0), base_dir=cfg.base_dir)
+
+
+def with_run_options(run_dir: Path, model: nn.Module) -> nn.Module:
+    """A model passed to `load_model` gets the run's ``model.lora`` adapters (peft's wrapper), so
+    that the checkpoint's adapter weights have their place; the config is read as data (the
+    options name no code)."""
+    from torchwise.config import LoraConfig, ModelConfig
+    from torchwise.models import with_options
+    from torchwise.runs.trust import read_run_config
+
+    lora = (read_run_config(run_dir).get("model") or {}).get("lora")
+    if not lora or hasattr(model, "peft_config"):
+        return model
+    return with_options(model, ModelConfig(name=None, lora=LoraConfig(**lora)))
 
 
 def model_record(model: nn.Module, *, from_config: bool, sample_shape: tuple[int, ...] | None,

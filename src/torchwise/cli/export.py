@@ -1,4 +1,5 @@
-"""`torchwise export RUN_DIR --format exported|torchscript|onnx`: a verified artefact and its manifest."""
+"""`torchwise export RUN_DIR --format exported|torchscript|onnx|hf`: a verified artefact and its
+manifest, or (``hf``) a transformers model's save_pretrained folder."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ if TYPE_CHECKING:
 def command(
     run_dir: Path = typer.Argument(..., help="The run folder (runs/<name>)."),
     fmt: str = typer.Option("exported", "--format", "-f",
-                            help="exported (torch.export, .pt2), torchscript (.pt) or onnx (.onnx)."),
+                            help="exported (torch.export, .pt2), torchscript (.pt), onnx (.onnx), or hf "
+                                 "(save_pretrained folder of a transformers model, with its tokenizer)."),
     checkpoint: str = typer.Option("best", "--checkpoint", help="Which checkpoint: best or last."),
     dynamic_batch: bool = typer.Option(True, "--dynamic-batch/--static",
                                        help="Any batch size (default), or only the size it was exported at."),
@@ -28,6 +30,13 @@ def command(
     import warnings
 
     from torchwise.export.exporter import export_run
+
+    if fmt == "hf":
+        from torchwise.hf.export import export_hf
+
+        folder = export_hf(run_dir, checkpoint=checkpoint, out=out, trust_code=trust_code)
+        typer.echo(f"exported {folder} (save_pretrained: load it with transformers' from_pretrained)")
+        return
 
     with warnings.catch_warnings():
         # The result's own warnings are printed below, once, in plain words; torch's are noise here.

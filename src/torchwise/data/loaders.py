@@ -9,9 +9,10 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, TensorDataset
+from torch.utils.data import DataLoader, Dataset, IterableDataset, Sampler, Subset, TensorDataset
 
 from torchwise.data.batch import collate
 from torchwise.data.streams import build_stream_loader, is_stream
@@ -71,6 +72,27 @@ class BatchedTensors(TensorDataset):
         return tuple(tensor[index] for tensor in self.tensors)
 
 
+def plain_tensors(dataset: object) -> bool:
+    """True for exactly a ``TensorDataset`` (or `BatchedTensors`): the only datasets whose rows may
+    be read by batched indexing. A subclass may transform or augment in ``__getitem__``, so it is
+    read one ``__getitem__`` per sample like any user Dataset.
+
+    >>> class Flipped(TensorDataset):
+    ...     def __getitem__(self, i): return tuple(-t[i] for t in self.tensors)
+    >>> plain_tensors(TensorDataset(torch.ones(2))), plain_tensors(Flipped(torch.ones(2)))
+    (True, False)
+    """
+    return type(dataset) in (TensorDataset, BatchedTensors)
+
+
+def collate_for(dataset: object) -> Any:
+    """The collate function a dataset brings (an HF dataset's padding collator, kept through a
+    split's Subset), or None."""
+    while isinstance(dataset, Subset):
+        dataset = dataset.dataset
+    return getattr(dataset, "collate_fn", None)
+
+
 def whole_batch(batch: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     """collate_fn for `BatchedTensors`: the batch is already assembled."""
     return batch
@@ -82,14 +104,14 @@ def build_loader(dataset: Dataset, *, batch_size: int, shuffle: bool, seed: int,
     stream, which has no sampler: seeded workers, see `torchwise.data.streams`)."""
     if isinstance(dataset, IterableDataset):
         return build_stream_loader(dataset, batch_size=batch_size, seed=seed, num_workers=num_workers,
-                                   pin_memory=pin_memory, collate_fn=collate,
+                                   pin_memory=pin_memory, collate_fn=collate_for(dataset) or collate,
                                    worker_init_fn=seed_worker if num_workers > 0 else None)
     sampler = EpochSampler(len(dataset), seed=seed, shuffle=shuffle)  # type: ignore[arg-type]
-    batched = isinstance(dataset, TensorDataset)
+    batched = plain_tensors(dataset)
     return DataLoader(
-        BatchedTensors(*dataset.tensors) if batched else dataset,
+        BatchedTensors(*dataset.tensors) if batched else dataset,  # type: ignore[attr-defined]
         batch_size=batch_size,
-        collate_fn=whole_batch if batched else collate,
+        collate_fn=whole_batch if batched else collate_for(dataset) or collate,
         sampler=sampler,
         num_workers=num_workers,
         pin_memory=pin_memory,

@@ -11,6 +11,7 @@ from torch.utils.data import Dataset, TensorDataset, default_collate
 
 from torchwise.config import RunConfig
 from torchwise.data.batch import collate, describe, split_batch
+from torchwise.data.loaders import collate_for, plain_tensors
 from torchwise.data.sources import load_source
 from torchwise.data.split import Standardizer, split_dataset
 from torchwise.data.streams import is_stream, peek
@@ -72,7 +73,7 @@ def prepare_data(cfg: RunConfig, *, train: Dataset | None = None, val: Dataset |
     elif builtin_model:
         # Built-in models output [batch, features]; a [N] target means one feature per sample.
         train, val = (_column_targets(d) if d is not None else None for d in (train, val))
-    inputs, target = split_batch(first_batch(train, collate_fn))
+    inputs, target = split_batch(first_batch(train, collate_for(train) or collate_fn))
     if builtin_model and not isinstance(inputs, torch.Tensor):
         raise DataError(f"the built-in models take one tensor input; these samples give {describe(inputs)}",
                         hint="pass your own model (model.target, or fit(model, ...)) that takes these inputs")
@@ -120,7 +121,8 @@ def first_batch(dataset: Dataset, collate_fn: Callable[[list[Any]], Any] = colla
 
 
 def _long_labels(dataset: Dataset) -> Dataset:
-    if isinstance(dataset, TensorDataset) and dataset.tensors[1].is_floating_point():
+    # Only a plain TensorDataset is rebuilt: a subclass's own __getitem__ must keep running.
+    if plain_tensors(dataset) and dataset.tensors[1].is_floating_point():
         x, y = dataset.tensors
         if torch.equal(y, y.round()):
             return TensorDataset(x, y.long())
@@ -128,14 +130,14 @@ def _long_labels(dataset: Dataset) -> Dataset:
 
 
 def _column_targets(dataset: Dataset) -> Dataset:
-    if isinstance(dataset, TensorDataset) and dataset.tensors[1].dim() == 1:
+    if plain_tensors(dataset) and dataset.tensors[1].dim() == 1:
         x, y = dataset.tensors
         return TensorDataset(x, y.float().unsqueeze(1))
     return dataset
 
 
 def _float_targets(dataset: Dataset) -> Dataset:
-    if isinstance(dataset, TensorDataset) and not dataset.tensors[1].is_floating_point():
+    if plain_tensors(dataset) and not dataset.tensors[1].is_floating_point():
         x, y = dataset.tensors
         return TensorDataset(x, y.float())
     return dataset
@@ -174,4 +176,4 @@ def check_labels(train: Dataset, val: Dataset | None, *, configured: int | None,
 
 
 def _labels(dataset: Dataset) -> torch.Tensor | None:
-    return dataset.tensors[1] if isinstance(dataset, TensorDataset) else None
+    return dataset.tensors[1] if plain_tensors(dataset) else None  # type: ignore[attr-defined]

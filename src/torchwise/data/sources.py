@@ -55,6 +55,17 @@ def load_source(source: SourceConfig, *, cfg: RunConfig) -> Dataset:
     if kind == "python":
         raise ConfigError("this run was started by torchwise.fit() with data passed from Python",
                           hint="resume it from Python: torchwise.fit(model, train_data, resume=RUN_DIR)")
+    if kind == "hf":
+        from torchwise.hf.data import load_hf_source
+
+        if source.path is None or not cfg.resolve_path(source.path).exists():
+            raise ConfigError(f"data source 'hf' needs data.path naming a file or folder that exists "
+                              f"(it is {source.path})", hint="point data.path at a csv/json/parquet file or a "
+                                                             "save_to_disk folder")
+        return load_hf_source(cfg.resolve_path(source.path),
+                              tokenizer_path=cfg.resolve_path(source.tokenizer) if source.tokenizer else None,
+                              text_column=source.text_column, label_column=source.label_column,
+                              max_length=source.max_length)
     if kind in FILE_SOURCES:
         if source.path is None:
             raise ConfigError(f"data source {kind!r} needs data.path",
@@ -68,7 +79,7 @@ def load_source(source: SourceConfig, *, cfg: RunConfig) -> Dataset:
                             feature_columns=source.feature_columns)
         return read_tensor_file(path, x_key=source.x_key, y_key=source.y_key)
     raise ConfigError(f"unknown data source {kind!r}",
-                      hint=f"use one of {', '.join(BUILTIN_SOURCES + FILE_SOURCES)} or 'target'")
+                      hint=f"use one of {', '.join(BUILTIN_SOURCES + FILE_SOURCES)}, 'hf' or 'target'")
 
 
 def _kwargs(source: SourceConfig, allowed: set[str]) -> dict[str, Any]:

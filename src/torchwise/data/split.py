@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils.data import Dataset, Subset, TensorDataset
 
+from torchwise.data.loaders import plain_tensors
 from torchwise.errors import ConfigError, DataError
 
 
@@ -26,8 +27,9 @@ def split_dataset(dataset: Dataset, *, val_fraction: float, seed: int) -> tuple[
 
 
 def _take(dataset: Dataset, indices: list[int]) -> Dataset:
-    # Keep tensor data as tensors (fast batching, and standardisation can see it).
-    if isinstance(dataset, TensorDataset):
+    # Keep tensor data as tensors (fast batching, and standardisation can see it); a subclass
+    # stays itself behind a Subset, so that its own __getitem__ still runs.
+    if plain_tensors(dataset):
         index = torch.tensor(indices)
         return TensorDataset(*(t[index] for t in dataset.tensors))
     return Subset(dataset, indices)
@@ -42,15 +44,17 @@ class Standardizer:
 
     @classmethod
     def fit(cls, dataset: Dataset) -> Standardizer:
-        if not isinstance(dataset, TensorDataset):
-            raise ConfigError("data.standardize works on tensor sources (built-in, csv, npz, pt)",
+        if not plain_tensors(dataset):
+            raise ConfigError("data.standardize works on tensor sources (built-in, csv, npz, pt, a plain "
+                              f"TensorDataset); this is a {type(dataset).__name__}, whose __getitem__ it would skip",
                               hint="standardise inside your Dataset, or set data.standardize=false")
+        assert isinstance(dataset, TensorDataset)
         x = dataset.tensors[0].double()
         # A constant feature has std 0; dividing by 1 leaves it centred instead of NaN.
         std = x.std(0)
         return cls(mean=x.mean(0).float(), std=torch.where(std > 0, std, torch.ones_like(std)).float())
 
     def apply(self, dataset: Dataset) -> TensorDataset:
-        assert isinstance(dataset, TensorDataset)
+        assert plain_tensors(dataset) and isinstance(dataset, TensorDataset)
         x, *rest = dataset.tensors
         return TensorDataset((x - self.mean) / self.std, *rest)

@@ -27,6 +27,7 @@ interrupted epoch, with a warning event.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import warnings
@@ -98,7 +99,12 @@ def check_schedule(cfg: RunConfig, loader: DataLoader, *, own_scheduler: bool) -
 def peek(dataset: IterableDataset, count: int) -> list[Any]:
     """The stream's first ``count`` samples, read in this process; a stateful stream is put back
     where it was, so the run still starts at its beginning."""
-    saved = dataset.state_dict() if is_stateful(dataset) else None
+    if type(dataset).__module__.split(".")[0] == "datasets":
+        # Hugging Face's IterableDataset: read through take(), a view with a state of its own (its
+        # state_dict() after a load_state_dict is the old position, so save-and-restore would
+        # silently skip the peeked samples of the first epoch).
+        return list(dataset.take(count))  # type: ignore[attr-defined]
+    saved = copy.deepcopy(dataset.state_dict()) if is_stateful(dataset) else None
     samples = list(itertools.islice(iter(dataset), count))
     if saved is not None:
         dataset.load_state_dict(saved)

@@ -1,5 +1,6 @@
-"""Findings from a run's loss curves and events: nonfinite, diverging, lr_too_high, lr_too_low,
-underfitting, overfitting. Thresholds and the measures they apply to: `thresholds.py`."""
+"""Findings from a run's loss curves: diverging, data_shift, lr_too_high, lr_too_low, underfitting,
+overfitting. Thresholds and the measures they apply to: `thresholds.py`. A NaN/inf or a failure
+(`stops.py`) is read first: a curve cut by it says nothing more."""
 
 from __future__ import annotations
 
@@ -9,18 +10,9 @@ from typing import Any
 
 from torchwise.diagnose import thresholds as T
 from torchwise.diagnose.gradients import median_update_ratio
+from torchwise.diagnose.learning_rate import logged_lrs, lr_advice, lr_evidence
 from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
-
-
-def _lr(record: RunRecord) -> float | None:
-    lr = (record.config.get("optim") or {}).get("lr")
-    return float(lr) if isinstance(lr, (int, float)) else None
-
-
-def _scaled_lr(record: RunRecord, factor: float) -> str:
-    lr = _lr(record)
-    return f"optim.lr={lr * factor:.3g} (now {lr:.3g})" if lr else f"optim.lr x{factor:g}"
 
 
 def loss_measures(record: RunRecord) -> dict[str, Any] | None:
@@ -49,37 +41,19 @@ def loss_measures(record: RunRecord) -> dict[str, Any] | None:
 
 def curve_findings(record: RunRecord, measures: dict[str, Any] | None) -> list[RunFinding]:
     """``measures``: `loss_measures` of the run (None: too few lines for a verdict on the curve)."""
-    findings = nonfinite(record)
+    findings: list[RunFinding] = []
     if measures is not None:
         rounded = {k: round(v, 4) if isinstance(v, float) else v for k, v in measures.items()}
-        for check in (diverging, lr_too_high, lr_too_low, underfitting):
+        for check in (data_shift, diverging, lr_too_high, lr_too_low, underfitting):
             finding = check(record, measures, rounded)
             if finding is not None:
                 findings.append(finding)
                 break  # one verdict on the shape of the training curve
-    unstable = any(f.code in ("nonfinite", "diverging", "lr_too_high") for f in findings)
+    unstable = any(f.code in ("diverging", "lr_too_high", "data_shift") for f in findings)
     finding = None if unstable else overfitting(record)  # a bouncing validation loss proves nothing
     if finding is not None:
         findings.append(finding)
-    if any(f.code == "nonfinite" for f in findings):  # a curve cut by NaN says nothing more
-        findings = [f for f in findings if f.code not in ("lr_too_low", "underfitting")]
     return findings
-
-
-def nonfinite(record: RunRecord) -> list[RunFinding]:
-    events = [e for e in record.events if e.get("event") in ("nonfinite", "nonfinite_skip")]
-    null_steps = [r.get("step") for r in record.metrics if r.get("split") == "train" and r.get("loss") is None]
-    reason = str(record.summary.get("reason") or "")
-    if not events and not null_steps and "non-finite" not in reason:
-        return []
-    first = min([e.get("step", 0) for e in events] + null_steps, default=record.summary.get("steps"))
-    return [RunFinding(
-        "nonfinite", "error", f"the loss or gradient became NaN/inf (first at step {first})",
-        why="a step too large for the curvature, an fp16 overflow or a NaN in the data sends the weights "
-            "to infinity; every step after it is garbage",
-        fix=f"{_scaled_lr(record, 0.1)}; keep train.clip_grad_norm=1.0; train.precision=bf16 or fp32 "
-            "instead of fp16; check the inputs for NaN",
-        evidence={"first_step": first, "events": len(events), "reason": reason or None})]
 
 
 def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
@@ -90,8 +64,50 @@ def diverging(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFi
         f"the training loss rose from {m['start']:.4g} to {m['end']:.4g} (steps {m['steps'][0]}-{m['steps'][1]})",
         why="the loss ended higher than it started: the steps overshoot the minimum and climb out of it, "
             "the classic sign of a learning rate that is too high",
-        fix=f"{_scaled_lr(record, 0.1)}; keep train.clip_grad_norm=1.0; a warmup (schedule.name=warmup-cosine)",
-        evidence=ev)
+        fix=f"{lr_advice(record, 0.1)}; keep train.clip_grad_norm=1.0; a warmup (schedule.name=warmup-cosine)",
+        evidence={**ev, **lr_evidence(record)})
+
+
+CHANGE_EVENTS = ("resume", "code_changed", "epoch_restarted", "oom_retry", "init_from")
+
+
+def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
+    """A jump of the training loss that the LR does not explain: the LR had been lower before."""
+    steps, losses = record.series("train", "loss")
+    lr_steps, lrs = logged_lrs(record)
+    lr_at = dict(zip(lr_steps, lrs, strict=True))
+    for i in range(3, len(losses)):
+        before = statistics.median(losses[i - 3:i])
+        settled = min(losses[:i]) <= T.SHIFT_SETTLED * m["start"]
+        if not (math.isfinite(losses[i]) and before > 0 and losses[i] >= T.SHIFT_JUMP * before and settled):
+            continue
+        lr, peak = lr_at.get(steps[i]), max((lr_at[s] for s in steps[:i] if s in lr_at), default=None)
+        if lr is None or peak is None or lr > T.SHIFT_LR_FALLEN * peak:
+            return None  # the LR had just risen (or was not logged): a step too large explains it as well
+        acc_steps, accuracy = record.series("val", "accuracy")
+        acc_before = [a for s, a in zip(acc_steps, accuracy, strict=True) if s <= steps[i - 1]]
+        acc_after = [a for s, a in zip(acc_steps, accuracy, strict=True) if s >= steps[i]]
+        val = (f"; validation accuracy went from {acc_before[-1]:.1%} to {acc_after[0]:.1%}"
+               if acc_before and acc_after else "")
+        # What else the record shows changed then (a resume with other code, an OOM retry's smaller pieces).
+        changed = sorted({str(e.get("event")) for e in record.events if isinstance(e.get("step"), int)
+                          and steps[i - 1] <= e["step"] <= steps[i] and e.get("event") in CHANGE_EVENTS})
+        return RunFinding(
+            "data_shift", "warn",
+            f"the training loss jumped {losses[i] / before:.3g}x at step {steps[i]} ({before:.4g} -> "
+            f"{losses[i]:.4g}) while the logged LR was {lr:.3g}, below its earlier {peak:.3g}{val}",
+            why=f"the loss had fallen from {m['start']:.4g} to {min(losses[:i]):.4g} at larger steps than this one: "
+                "a step size that had worked did not turn too large, so what the model was fed changed: "
+                "a shard or cache in other units (raw pixels 0..255, unscaled features), a preprocessing step "
+                "that stopped applying, labels from another mapping, or corrupt samples"
+                + (f"; the events show {', '.join(changed)} at that point" if changed else ""),
+            fix=f"look at the batches from step {steps[i - 1]} to {steps[i]}: compare their inputs' mean and std "
+                "and their labels with the earlier batches; fix the data, not the LR",
+            evidence={**ev, **lr_evidence(record), "jump_step": steps[i], "loss_before": round(before, 4),
+                      "loss_after": round(losses[i], 4), "lr_at_jump": lr, "lr_peak_before": peak,
+                      "val_accuracy_before": acc_before[-1] if acc_before else None,
+                      "val_accuracy_after": acc_after[0] if acc_after else None, "events_at_jump": changed})
+    return None
 
 
 def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
@@ -107,8 +123,8 @@ def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> Run
         "lr_too_high", "warn", what,
         why="a learning rate that is too high makes each step jump across the valley instead of down it: "
             "the loss bounces instead of falling",
-        fix=f"{_scaled_lr(record, 0.3)}, or run an LR range test and take a value below the steepest fall",
-        evidence=ev)
+        fix=f"{lr_advice(record, 0.3)}, or run an LR range test and take a value below the steepest fall",
+        evidence={**ev, **lr_evidence(record)})
 
 
 def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
@@ -117,14 +133,14 @@ def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
     ratio = median_update_ratio(record)
     if ratio is not None and ratio >= T.UPDATE_RATIO_LOW:
         return None  # the weights do move: a flat loss is the model's limit, not the LR's
-    ev = {**ev, "median_update_ratio": float(f"{ratio:.3g}") if ratio is not None else None}
+    ev = {**ev, "median_update_ratio": float(f"{ratio:.3g}") if ratio is not None else None, **lr_evidence(record)}
     return RunFinding(
         "lr_too_low", "warn",
         f"the training loss hardly moved: {m['start']:.4g} -> {m['end']:.4g} ({m['drop']:.1%} lower) "
         f"over steps {m['steps'][0]}-{m['steps'][1]}",
         why="flat from the start with a smooth curve: each step changes the weights too little to matter, "
             "the signature of a learning rate that is too low",
-        fix=f"{_scaled_lr(record, 10.0)}, or run an LR range test; check that the loss matches the task",
+        fix=f"{lr_advice(record, 10.0)}, or run an LR range test; check that the loss matches the task",
         evidence=ev)
 
 

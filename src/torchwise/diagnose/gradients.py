@@ -15,6 +15,7 @@ import statistics
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
+from torchwise.diagnose.learning_rate import lr_advice
 from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
 
@@ -91,7 +92,7 @@ def exploding(record: RunRecord) -> RunFinding | None:
         "exploding_gradients", "warn", what,
         why="large gradients make steps that overshoot; clipping that acts on most steps is silently "
             "rescaling every update, which hides a learning rate or a model that is unstable",
-        fix=f"a lower LR (optim.lr, now {(record.config.get('optim') or {}).get('lr')}); normalisation layers; "
+        fix=f"{lr_advice(record, 0.3)}; normalisation layers; "
             "check the loss scale (a sum instead of a mean); keep train.clip_grad_norm on as the safety net",
         evidence={"clip_grad_norm": clip, "late_median_grad_norm": float(f"{late:.3g}"),
                   "growth": float(f"{growth:.3g}"),
@@ -113,12 +114,8 @@ def dead_units(record: RunRecord) -> RunFinding | None:
         f"{share:.0%} of {name}'s output units got no gradient at all on the last {len(lines)} logged steps",
         why="a ReLU unit whose input is negative for every sample outputs zero and gets zero gradient: "
             "it is dead and never recovers, usually after a too-large step",
-        fix=f"a lower LR ({_lr_text(record)}); LeakyReLU/GELU; a smaller init; normalisation before the activation",
+        fix=f"{lr_advice(record, 0.3)}; LeakyReLU/GELU; a smaller init; normalisation before the activation",
         evidence={"dead_share": worst, "steps": [line["step"] for line in lines]})
-
-
-def _lr_text(record: RunRecord) -> str:
-    return f"optim.lr, now {(record.config.get('optim') or {}).get('lr')}"
 
 
 def data_bound(record: RunRecord) -> RunFinding | None:

@@ -1,8 +1,10 @@
 """`diagnose`: read a run folder and name what went wrong, with the numbers and the fix.
 
-The checks live in `curves.py` (loss curves, events) and `gradients.py` (per-layer gradient
-statistics, data wait); their thresholds in `thresholds.py`; the finding type in
-`run_finding.py`. Reads JSON and YAML (``safe_load``) only and imports no user code.
+The checks live in `stops.py` (what stopped the run: a failure, a NaN/inf), `curves.py` (loss
+curves), `gradients.py` (per-layer gradient statistics, data wait), `baselines.py` (the loss of a
+guess for the task), `learning_rate.py` (the LR the run logged) and `capacity.py` (frozen
+parameters, BatchNorm batch size); their thresholds in `thresholds.py`; every code in `codes.py`.
+Reads JSON and YAML (``safe_load``) only and imports no user code.
 """
 
 from __future__ import annotations
@@ -10,15 +12,33 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from torchwise.diagnose.chance import chance_level
+from torchwise.diagnose.baselines import chance_level, regression_baselines
+from torchwise.diagnose.capacity import batchnorm_small_batch, mostly_frozen
 from torchwise.diagnose.curves import curve_findings, loss_measures
 from torchwise.diagnose.gradients import gradient_findings
+from torchwise.diagnose.learning_rate import warmup_too_long
 from torchwise.diagnose.run_finding import SEVERITY_ORDER, Diagnosis, RunFinding
+from torchwise.diagnose.stops import failed, nonfinite
 from torchwise.runs.reader import read_run
+
+GENERIC = {"lr_too_low", "underfitting", "chance_level", "predicts_mean"}
+SUPERSEDES: dict[str, set[str]] = {
+    # A cause the record shows replaces the verdict on the curve's shape that it explains.
+    "nonfinite": GENERIC,
+    "nonfinite_input": GENERIC,
+    "warmup_too_long": GENERIC,
+    "mostly_frozen": GENERIC,
+    "unscaled_target": GENERIC | {"exploding_gradients"},
+    "batchnorm_small_batch": GENERIC | {"lr_too_high", "exploding_gradients"},
+    "data_shift": {"chance_level", "dead_units", "exploding_gradients"},  # the raw inputs caused them
+    "vanishing_gradients": {"lr_too_low"},  # a flat loss that vanishing gradients explain is not the LR's
+}
+EXPLAINED_BEFORE_BASELINE = {"nonfinite", "nonfinite_input", "diverging", "lr_too_low", "vanishing_gradients",
+                             "warmup_too_long", "mostly_frozen", "data_shift"}
 
 
 def diagnose_run(run_dir: Path | str) -> Diagnosis:
-    """Read ``run_dir`` and return its findings, worst first.
+    """Read ``run_dir`` and return its findings: what stopped the run first, then worst first.
 
     >>> import tempfile, json
     >>> folder = Path(tempfile.mkdtemp())
@@ -28,18 +48,21 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
     """
     record = read_run(Path(run_dir))
     measures = loss_measures(record)
-    findings = curve_findings(record, measures)
+    findings = [f for f in (failed(record), nonfinite(record)) if f is not None]
+    findings += curve_findings(record, measures)
     findings += gradient_findings(record, codes={f.code for f in findings})
+    findings += [f for f in (warmup_too_long(record), mostly_frozen(record, measures),
+                             batchnorm_small_batch(record)) if f is not None]
+    if not {f.code for f in findings} & EXPLAINED_BEFORE_BASELINE:
+        # A run at a guess's loss that nothing above explains: the baseline is the verdict.
+        baseline = regression_baselines(record, measures) or chance_level(record, measures)
+        if baseline is not None:
+            findings = [f for f in findings if f.code != "underfitting" or baseline.code == "unscaled_target"]
+            findings.append(baseline)
     codes = {f.code for f in findings}
-    # A flat loss that vanishing gradients explain is not the LR's fault.
-    if "vanishing_gradients" in codes:
-        findings = [f for f in findings if f.code != "lr_too_low"]
-    # A run at chance level that another finding already explains needs no second verdict.
-    if not codes & {"nonfinite", "diverging", "lr_too_low", "vanishing_gradients"}:
-        chance = chance_level(record, measures)
-        if chance is not None:
-            findings = [f for f in findings if f.code != "underfitting"] + [chance]
-    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    replaced = set().union(*(SUPERSEDES.get(code, set()) for code in codes))
+    findings = [f for f in findings if f.code not in replaced]
+    findings.sort(key=lambda f: (f.code != "failed", SEVERITY_ORDER[f.severity]))
     if not any(f.severity in ("warn", "error") for f in findings):
         findings.insert(0, healthy_finding(measures))
     return Diagnosis(run=record.name, findings=findings)

@@ -91,16 +91,56 @@ DEAD_SHARE = 0.5
 """Dead units: a layer where more than half of the output units got an all-zero gradient on
 each of the last logged grad-stats steps."""
 
-CHANCE_LOSS_BAND = 0.1
-"""Chance level: the final training loss within 10% of ``ln(C)``, the cross-entropy of a uniform
-guess over C classes (a digits MLP blown up at lr=5 ended at 2.33 against ln(10) = 2.30; healthy
-digits runs end under a tenth of it) ..."""
-
-CHANCE_ACCURACY = 1.5
-"""... and, where validation accuracy was logged, every one of them under 1.5x the 1/C of a guess
-(a one-unit bottleneck on 4 blobs ended at 23% but had reached 41%: its output does depend on
-the input, and underfitting says why); without accuracy, a training loss never 10% below ln(C)."""
-
 EARLY_BLOWUP = 10.0
-"""A first logged training loss over 10x ``ln(C)``: the loss blew up inside the first log window,
-before any line could show a spike (a fresh classifier starts near ln(C))."""
+"""A first logged training loss over 10x the prior's entropy (``ln(C)`` when balanced): the loss
+blew up inside the first log window, before any line could show a spike (a fresh classifier
+starts near ln(C))."""
+
+LR_MATCH = 0.05
+"""The logged LR's peak within 5% of ``optim.lr``: optim.lr is the LR that ran (a warmup-cosine run
+peaks just under it), so advice may name optim.lr; otherwise it names the LR that was logged."""
+
+WARMUP_REACHED = 0.1
+"""A warmup outlasted the run when the logged LR rose all run long and never reached a tenth of
+optim.lr: the run trained at 10x or more below what it asked for (warmup-cosine's default 5%
+warmup reaches optim.lr after 5% of the steps)."""
+
+PRIOR_LOSS_BAND = 0.1
+"""Chance level: the final training loss not even 10% below the entropy of the training labels'
+prior, the cross-entropy of always predicting that prior (ln C when the classes are balanced);
+a loss above it is no better (a 90/10 set with features of noise ended at 0.38 against 0.32) ..."""
+
+PRIOR_ACCURACY_MARGIN = 0.5
+"""... and every validation accuracy under ``m + 0.5 (1 - m) / (C - 1)``, m the majority class's
+share: half the way from always-the-majority to the next step up (1.5/C when balanced, the rule's
+earlier form; 0.95 for a 90/10 set)."""
+
+EXPLAINED_LITTLE = 0.1
+"""Regression at the mean: R^2 = 1 - loss / variance(target) under 0.1 on the training loss: the
+model removed less than a tenth of what predicting the mean leaves."""
+
+TARGET_SCALE = 1e4
+"""An unstandardised target: a mean square (mean^2 + variance) of 1e4 or more, values in the
+hundreds or more. An output layer starts near 0 and moves about optim.lr per Adam step, so a
+target of 200,000 needs a hundred million such steps just to reach its mean."""
+
+TARGET_FITTED = 0.9
+"""... unless the run fitted it anyway: R^2 of 0.9 or more on the training loss."""
+
+FROZEN_SHARE = 0.9
+"""mostly_frozen: 90% or more of the parameters frozen, with a curve that did not fall by half
+(`SLOW_DROP`): a head trained on a frozen backbone that does learn is fine-tuning, not a fault."""
+
+BATCHNORM_MIN_BATCH = 8
+"""BatchNorm on micro-batches under 8 samples: its batch statistics are too noisy (Wu & He,
+"Group Normalization", 2018: BatchNorm's error rises steeply below 8 per device; at 2 samples a
+BatchNorm1d output is +-1 per feature whatever the input)."""
+
+SHIFT_JUMP = 10.0
+"""data_shift: a training-loss line 10x or more the median of the three before it ..."""
+
+SHIFT_SETTLED = 0.5
+"""... after the loss had fallen to half its start (the optimiser was working at that LR) ..."""
+
+SHIFT_LR_FALLEN = 0.999
+"""... while the logged LR was below its earlier peak: the step size had not grown."""

@@ -4,7 +4,9 @@
 log with warnings before the error) and returns an ``Explanation``, or None for a message it
 does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
 reads the numbers out of the message. The entries live in small files by family, in
-``families/``: ``code_errors`` (model code, state dicts, devices, dtypes), ``device_errors``
+``families/``: ``code_errors`` (model code, state dicts, devices, dtypes), ``python_errors`` (torch
+objects in the user's Python: a tensor as a dict key, a loss that is a number, a missing
+forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
 under autocast), ``shape_errors`` (layer input shapes), ``layer_errors`` (normalisation
 layer sizes), ``tensor_errors`` (views, index dtypes, in-place results, non-scalar backward,
@@ -37,6 +39,7 @@ from torchwise.explain.families import (
     install_errors,
     layer_errors,
     loss_errors,
+    python_errors,
     runtime_errors,
     setup_errors,
     shape_errors,
@@ -47,6 +50,7 @@ from torchwise.explain.paste import Paste, unwrapped
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
+    *python_errors.KNOWN,
     *device_errors.KNOWN,
     *loss_errors.KNOWN,
     *shape_errors.KNOWN,

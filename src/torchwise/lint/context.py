@@ -106,6 +106,15 @@ def position(node: ast.AST) -> tuple[int, int]:
     return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
+def _annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    """The type annotations in a tree: parameters', return types and ``x: T = ...``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            yield node.annotation
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            yield node.returns
+
+
 class FileContext:
     """A parsed file with parent links, import aliases, assignments and call classifiers."""
 
@@ -118,10 +127,14 @@ class FileContext:
         self.imports: dict[str, str] = {}
         self.assignments: dict[str, list[ast.expr]] = {}
         self.functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-        self.nodes: list[ast.AST] = []  # every node once, so rules need not re-walk the tree
+        # Every node once, so rules need not re-walk the tree; type annotations are left out:
+        # `scaler: torch.cuda.amp.GradScaler` names a type, it runs nothing.
+        self.nodes: list[ast.AST] = []
         self._memo: dict[object, object] = {}
+        annotations = {id(n) for a in _annotations(tree) for n in ast.walk(a)}
         for parent in ast.walk(tree):
-            self.nodes.append(parent)
+            if id(parent) not in annotations:
+                self.nodes.append(parent)
             for child in ast.iter_child_nodes(parent):
                 self.parents[child] = parent
             self._index(parent)

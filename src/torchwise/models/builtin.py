@@ -55,15 +55,20 @@ def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features
     (``out_features`` None: the data does not tell them, which only a `model.target` can live with)."""
     if cfg.target:
         factory = resolve_factory(cfg.target, search_dir=base_dir, makes=(nn.Module,), what="an nn.Module")
+        kwargs = cfg.kwargs
+        if cfg.target.startswith("transformers:"):
+            from torchwise.models.hf import resolve_folders
+
+            kwargs = resolve_folders(kwargs, base_dir)
         try:
-            model = factory(**cfg.kwargs)
+            model = factory(**kwargs)
         except TypeError as err:
             raise ConfigError(f"{cfg.target}({', '.join(f'{k}=...' for k in cfg.kwargs)}) failed: {err}",
                               hint=f"model.kwargs must match the signature {_signature(factory)}") from None
         if not isinstance(model, nn.Module):
             raise ModelError(f"{cfg.target} returned {type(model).__name__}, not an nn.Module",
                              hint="point model.target at an nn.Module class or a function returning one")
-        return model
+        return with_options(model, cfg)
     if out_features is None:
         raise ConfigError("cannot tell the number of classes of this dataset for a built-in model",
                           hint="set task.num_classes")
@@ -71,16 +76,29 @@ def build_model(cfg: ModelConfig, *, sample_shape: tuple[int, ...], out_features
     kwargs = dict(cfg.kwargs)
     try:
         if cfg.name == "linear":
-            return nn.Linear(in_features, out_features, **kwargs)
+            return with_options(nn.Linear(in_features, out_features, **kwargs), cfg)
         if cfg.name == "mlp":
-            return mlp(in_features, out_features, **kwargs)
+            return with_options(mlp(in_features, out_features, **kwargs), cfg)
         if cfg.name == "small-cnn":
             shape = kwargs.pop("image_shape", None) or _image_shape(sample_shape)
-            return SmallCNN(tuple(shape), out_features, **kwargs)
+            return with_options(SmallCNN(tuple(shape), out_features, **kwargs), cfg)
     except TypeError as err:
         raise ConfigError(f"model {cfg.name!r} does not take {sorted(kwargs)}: {err}",
                           hint="see the built-in models' keyword arguments in the README") from None
     raise ConfigError("no model configured", hint="set model.name (linear, mlp, small-cnn) or model.target")
+
+
+def with_options(model: nn.Module, cfg: ModelConfig) -> nn.Module:
+    """``model.gradient_checkpointing`` and ``model.lora`` applied (a LoRA model is peft's wrapper)."""
+    if cfg.gradient_checkpointing or cfg.lora is not None:
+        from torchwise.models.hf import add_lora, enable_gradient_checkpointing
+
+        if cfg.gradient_checkpointing:
+            enable_gradient_checkpointing(model)
+        if cfg.lora is not None:
+            model = add_lora(model, r=cfg.lora.r, alpha=cfg.lora.alpha, target_modules=cfg.lora.target_modules,
+                             dropout=cfg.lora.dropout)
+    return model
 
 
 def _image_shape(sample_shape: tuple[int, ...]) -> tuple[int, int, int]:

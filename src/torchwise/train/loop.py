@@ -48,6 +48,7 @@ from torchwise.train.distributed import (
     validation_collectives,
 )
 from torchwise.train.grad_stats import after_step, before_step, layer_names
+from torchwise.train.model_mode import unchanged
 from torchwise.train.oom import shrink_after_oom, split_pieces
 from torchwise.train.optim import set_lr, steps_on_metric
 from torchwise.train.schedules import lr_factor
@@ -312,7 +313,11 @@ def evaluate(ctx: LoopContext) -> dict[str, float]:
         samples = count_samples(batch)
         with ctx.precision.autocast():
             output = call_model(module, inputs)
-            loss_sum += ctx.task.loss(output, target).float() * samples
+            if ctx.val_loss_in_train_mode:  # a detection model: losses only in train mode, nothing updated
+                with unchanged(module, training=True):
+                    loss_sum += ctx.task.loss(call_model(module, inputs), target).float() * samples
+            else:
+                loss_sum += ctx.task.loss(output, target).float() * samples
         logits = output_logits(output)
         for metric in metrics.values():
             metric.update(logits, target)

@@ -15,9 +15,19 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from torchwise.data.batch import call_model, describe, output_logits, split_batch, tensors, to_device
+from torchwise.data.batch import (
+    call_model,
+    describe,
+    is_loss_dict,
+    output_logits,
+    output_loss,
+    split_batch,
+    tensors,
+    to_device,
+)
 from torchwise.data.prepare import PreparedData, first_batch
 from torchwise.errors import DataError, ModelError, RunFailed, TorchwiseError
+from torchwise.train.model_mode import unchanged
 from torchwise.train.precision import Precision
 from torchwise.train.tasks import Task, check_output_shape, last_linear_name
 
@@ -32,13 +42,17 @@ class Preflight:
 
     float64_to: torch.dtype | None = None  # inputs arrive as float64: cast them to the model's dtype
     dropped_metrics: list[str] = field(default_factory=list)  # built-in metrics this output cannot feed
+    loss_dict: dict[str, Any] | None = None  # the model returns a dict of losses: which ones, and what trains
+    val_loss_in_train_mode: bool = False  # eval mode gives no loss (detections): validate the loss in train mode
 
 
 def preflight(model: nn.Module, task: Task, data: PreparedData, loaders: dict[str, DataLoader | None], *,
               device: torch.device, precision: Precision) -> Preflight:
     """One batch of each loader (``{"training": ..., "validation": ...}``) through collation, the
-    device move, the model, the loss and every metric, in eval mode (no BN update, no dropout RNG),
-    so that shape, device, dtype and structure mistakes fail before any work is lost."""
+    device move, the model, the loss and every metric, so that shape, device, dtype and structure
+    mistakes fail before any work is lost. The training batch runs in train mode and the
+    validation batch in eval mode, as the loop runs them (a detection model returns losses in one
+    and detections in the other); the model's mode, buffers and the RNG are put back exactly."""
     found = Preflight()
     for split, loader in loaders.items():
         if loader is None:
@@ -64,17 +78,29 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
                 precision: Precision, found: Preflight) -> None:
     inputs, target = split_batch(batch)
     check_call(model, inputs, split=split)
-    was_training = model.training
-    model.eval()
+    training = split == "training"
     try:
-        with torch.inference_mode(), precision.autocast(), innermost_module(model) as where:
+        with unchanged(model, training=training), precision.autocast(), innermost_module(model) as where:
             output = call_model(model, inputs)
     except RuntimeError as err:
         raise ModelError(f"the model failed on its first {split} batch in {where.name or 'the model'} "
                          f"(inputs {describe(inputs)}): {err}".strip(),
                          hint=_forward_hint(str(err))) from None
-    finally:
-        model.train(was_training)
+    if training and is_loss_dict(output):  # the run's events say which loss trains it
+        found.loss_dict = {"source": "your loss" if task.user_loss else "the sum of the model's losses",
+                           "losses": sorted(output)}
+        check_loss(task, output, target, split=split, precision=precision)
+        return  # metrics see eval-mode outputs (detections), checked on the validation batch
+    if not training and found.loss_dict is not None and output_loss(output) is None:
+        # A detection model gives detections in eval mode: its validation loss comes from a
+        # train-mode forward (no update, state restored); the metrics see the detections.
+        found.val_loss_in_train_mode = True
+        with unchanged(model, training=True), precision.autocast():
+            losses = call_model(model, inputs)
+        check_loss(task, losses, target, split=split, precision=precision)
+        for name, metric in task.metrics.items():
+            check_metric(name, metric, output, target, split=split, user=name in task.user_metrics, found=found)
+        return
     logits = output_logits(output)
     if task.picks_loss(output):
         if not isinstance(logits, torch.Tensor):
@@ -84,20 +110,25 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
         if isinstance(target, torch.Tensor):
             check_output_shape(task, logits, target, num_classes=data.num_classes,
                                head_name=last_linear_name(model))
+    check_loss(task, output, target, split=split, precision=precision)
+    for name, metric in task.metrics.items():
+        check_metric(name, metric, logits, target, split=split, user=name in task.user_metrics, found=found)
+
+
+def check_loss(task: Task, output: Any, target: Any, *, split: str, precision: Precision) -> None:
+    """The loss of the output must be computable and one number."""
     try:
         with torch.inference_mode(), precision.autocast():
             loss = task.loss(output, target)
     except (RuntimeError, ValueError, TypeError, IndexError) as err:
         whose = "your loss" if task.user_loss else f"the {task.kind} loss"
-        raise DataError(f"{whose} cannot take the model's output {describe(logits)} and the {split} batch's "
-                        f"target {describe(target)}: {str(err).splitlines()[0]}",
+        raise DataError(f"{whose} cannot take the model's output {describe(output_logits(output))} and the "
+                        f"{split} batch's target {describe(target)}: {str(err).splitlines()[0]}",
                         hint="classification wants integer class labels (torch.long); multilabel and regression "
                              "want float targets shaped like the output") from None
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
         raise ModelError(f"the loss must be one number; it is {describe(loss)}",
                          hint="reduce it over the batch (reduction='mean', or .mean())")
-    for name, metric in task.metrics.items():
-        check_metric(name, metric, logits, target, split=split, user=name in task.user_metrics, found=found)
 
 
 def check_call(model: nn.Module, inputs: Any, *, split: str) -> None:
@@ -190,7 +221,11 @@ def name_nonfinite(ctx: LoopContext | None, err: NonFiniteStep) -> TorchwiseErro
         return err
     module, step = first_nonfinite_module(ctx.model, err.window, precision=ctx.precision), err.step
     where = f"module '{module}'" if module else "no module's forward output (the gradient overflowed)"
-    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm)
+    # Whether the batch itself held NaN/inf: then the data, not the step size, is the cause.
+    inputs = [t for batch in err.window for t in tensors(split_batch(batch)[0]) if t.is_floating_point()]
+    inputs_finite = all(bool(torch.isfinite(t).all()) for t in inputs)
+    ctx.run.log_event("nonfinite", step=step, module=module, loss=err.loss, grad_norm=err.grad_norm,
+                      inputs_finite=inputs_finite)
     return RunFailed(f"non-finite loss or gradient at step {step}: first non-finite output in {where}",
                      hint=err.hint)
 

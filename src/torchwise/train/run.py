@@ -26,7 +26,7 @@ from torchwise.data.loaders import EpochSampler, build_loader
 from torchwise.data.prepare import prepare_data
 from torchwise.data.streams import check_schedule, is_stream, restore_loader, resume_hint, workers_repeat
 from torchwise.errors import ConfigError, TorchwiseError
-from torchwise.models import build_model
+from torchwise.models import build_model, with_options
 from torchwise.reproducibility import seed_everything
 from torchwise.runs.environment import environment
 from torchwise.runs.folder import RunFolder
@@ -51,6 +51,7 @@ from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_s
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
+from torchwise.train.run_facts import run_facts
 from torchwise.train.signals import stop_on_signals
 from torchwise.train.tasks import build_task
 
@@ -287,8 +288,14 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if model is None:
         model = build_model(cfg.model, sample_shape=data.sample_shape, out_features=data.out_features,
                             base_dir=cfg.base_dir)
+    else:  # a model from Python: model.gradient_checkpointing and model.lora still apply
+        model = with_options(model, cfg.model)
     run.write_json(MODEL_RECORD, model_record(model, from_config=from_config, sample_shape=data.sample_shape,
                                               out_features=data.out_features))
+    if cfg.model.lora is not None:  # only the adapters train: say how many weights that is
+        from torchwise.models.hf import parameter_counts
+
+        run.log_event("lora", **parameter_counts(model), target_modules=cfg.model.lora.target_modules)
     model = model.to(device)
     if cfg.model.init_from is not None:
         from torchwise.checkpoints.weights import load_foreign_weights
@@ -308,6 +315,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
+    run.write_json("facts.json", run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader))
     check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)
     if workers_repeat(train_loader):
         run.log_event("stream_not_sharded", num_workers=train_loader.num_workers)
@@ -320,6 +328,8 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         run.log_event("float64_converted", to=str(found.float64_to).removeprefix("torch."))
         view.message(f"warning: the data holds float64 tensors (numpy's default); they are converted to "
                      f"{str(found.float64_to).removeprefix('torch.')} to meet the model")
+    if found.loss_dict is not None:
+        run.log_event("loss_dict", **found.loss_dict)
     if found.dropped_metrics:
         run.log_event("metrics_dropped", metrics=found.dropped_metrics,
                       reason="the model's own loss: its output does not fit the built-in metrics")
@@ -349,6 +359,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                                  world=dist.world if dist else 1)
         if cfg.checkpoint.enabled and (dist is None or dist.is_main or dist.kind == "fsdp") else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
+        val_loss_in_train_mode=found.val_loss_in_train_mode,
     )
 
 

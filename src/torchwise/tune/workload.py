@@ -21,6 +21,7 @@ from torch.utils.data import DataLoader, Dataset
 from torchwise.config import RunConfig
 from torchwise.data.batch import call_model, collate, split_batch
 from torchwise.data.batch import to_device as move_batch
+from torchwise.data.loaders import plain_tensors
 from torchwise.data.streams import is_stream, peek
 from torchwise.errors import DataError
 from torchwise.train.precision import Precision, pick_device
@@ -123,7 +124,7 @@ def sample_batch(work: Workload, size: int, *, offset: int = 0) -> Any:
         raise DataError("the training set is empty", hint="check the data source")
     indices = [(offset + i) % total for i in range(size)]
     getitems = getattr(dataset, "__getitems__", None)
-    if isinstance(dataset, torch.utils.data.TensorDataset):
+    if plain_tensors(dataset):  # exactly a TensorDataset: a subclass's __getitem__ must run
         index = torch.tensor(indices)
         batch: Any = tuple(t[index] for t in dataset.tensors)
         batch = batch if len(batch) != 2 else (batch[0], batch[1])
@@ -156,7 +157,7 @@ def run_loader(work: Workload, batch_size: int, *, num_workers: int | None = Non
                           num_workers=cfg.data.num_workers if num_workers is None else num_workers, pin_memory=pin,
                           persistent_workers=cfg.data.persistent_workers if persistent_workers is None
                           else persistent_workers)
-    if not isinstance(work.dataset, torch.utils.data.TensorDataset):
+    if not plain_tensors(work.dataset):
         loader.collate_fn = work.collate_fn
     return loader
 

@@ -117,14 +117,23 @@ def _no_grad(match: re.Match[str], text: str) -> Explanation:
 def _inplace(match: re.Match[str], text: str) -> Explanation:
     tensor_type, shape, _output, op, version, expected = match.groups()
     made_by = f", the output of {op.removesuffix('Backward0')}" if op else ""
-    return answer(
-        title=(
+    if tensor_type is None:  # torch before 1.0 names neither the tensor nor the versions
+        title = "A tensor autograd still needs was changed in place"
+        meaning = (
+            "Backward needs a tensor as it was in the forward pass, but an in-place operation"
+            " changed it afterwards (this torch version does not say which tensor)."
+        )
+    else:
+        title = (
             f"A tensor autograd still needs was changed in place ({tensor_type} [{shape}]{made_by})"
-        ),
-        meaning=(
+        )
+        meaning = (
             f"Backward needs the [{shape}] tensor{made_by} as it was in the forward pass"
             f" (version {expected}), but an in-place operation changed it (now version {version})."
-        ),
+        )
+    return answer(
+        title=title,
+        meaning=meaning,
         cause=(
             "An in-place operation after the tensor was used: x += y, x.relu_(), x[:, 0] = ...,"
             " nn.ReLU(inplace=True), or optimizer.step() between a forward pass and a second"
@@ -275,13 +284,15 @@ KNOWN: list[KnownError] = [
         "inplace-modified",
         r"one of the variables needed for gradient computation has been modified by an inplace"
         r" operation: \[(\S+) \[([\d, ]*)\]\](?:, which is output (\d+) of (\w+),)? is at version"
-        r" (\d+); expected version (\d+) instead",
+        r" (\d+); expected version (\d+) instead"
+        r"|one of the variables needed for gradient computation has been modified by an inplace"
+        r" operation(?!:)",
         _inplace,
     ),
     known(
         "numpy-conversion",
         r"Can't call numpy\(\) on (?:Tensor|Variable) that requires grad"
-        r"|can't convert (?:(\S+) device type|(CUDA)) tensor to numpy",
+        r"|(?:can't|cannot) convert (?:(\S+) device type|(CUDA)) tensor to numpy",
         _numpy,
     ),
     known(

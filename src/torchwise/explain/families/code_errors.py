@@ -293,7 +293,8 @@ def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
         return "cuda" if ".cuda." in tensor_type else "cpu"
 
     def dtype(tensor_type: str) -> str:
-        return tensor_type.rsplit(".", 1)[-1].removesuffix("Tensor")
+        name = tensor_type.rsplit(".", 1)[-1].removeprefix("c10::").removesuffix("Tensor")
+        return name[:1].upper() + name[1:]  # "float" in newer wordings, "Float" in older
 
     if device(input_type) != device(weight_type):
         which = f" (the input is {input_type}, the weights {weight_type})"
@@ -322,7 +323,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "input-weight-type",
-        r"Input type \(([\w.]+)\) and weight type \(([\w.]+)\) should be the same",
+        # the bias is named when the weight already matched: "and bias type (c10::Half)"
+        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be the same",
         _input_weight_type,
     ),
     known(

@@ -17,6 +17,20 @@ from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
     rows, targets = int(match.group(1)), int(match.group(2))
     meaning = "The loss pairs each output row with one target; the counts must be equal."
+    if targets == 0:
+        return answer(
+            title=f"The target is empty (output {rows} rows, target 0)",
+            meaning=meaning,
+            cause=(
+                "No labels reached the loss for this batch: the dataset or collator returned an"
+                " empty target (a labels field that was never filled, a mask or filter that kept"
+                " nothing, a slice past the end of the labels)."
+            ),
+            fix=(
+                "Print the target's shape for the failing batch and follow it back to where the"
+                " labels are built; check that every sample has its label before training."
+            ),
+        )
     if rows == 1 and targets > 1:
         return answer(
             title=f"The target has lost its batch dimension (output 1 row, target {targets})",

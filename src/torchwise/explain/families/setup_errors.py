@@ -351,7 +351,7 @@ KNOWN: list[KnownError] = [
     known(
         "checkpoint-truncated",
         r"PytorchStreamReader failed reading zip archive: failed finding central directory"
-        r"|unexpected EOF, expected \d+ more bytes\. The file might be corrupted"
+        r"|unexpected EOF(?:, expected \d+ more bytes)?\. The file might be corrupted"
         r"|storage has wrong (?:byte )?size: expected \S+ got \S+",
         _truncated_checkpoint,
     ),

@@ -276,11 +276,18 @@ def _view(match: re.Match[str], text: str) -> Explanation:
 
 
 def _embedding(match: re.Match[str], text: str) -> Explanation:
+    index, rows = match.group(1), match.group(2)  # torch before 1.0 printed both
+    told = (
+        f" Here index {index} was looked up in a table of {rows} rows (valid: 0 to"
+        f" {int(rows) - 1})."
+        if index
+        else ""
+    )
     return answer(
         title="An index is outside the table it looks up (usually an nn.Embedding)",
         meaning=(
             "nn.Embedding (or index_select) got an index >= the table's num_embeddings, or a"
-            " negative one."
+            f" negative one.{told}"
         ),
         cause=(
             "A token id from a tokenizer larger than the model's vocabulary (tokens added"
@@ -369,7 +376,12 @@ KNOWN: list[KnownError] = [
         r"view size is not compatible with input tensor's size and stride",
         _view,
     ),
-    known("embedding-index", r"index out of range in self", _embedding),
+    known(
+        "embedding-index",
+        r"index out of range in self"
+        r"|index out of range: Tried to access index (-?\d+) out of table with (\d+) rows",
+        _embedding,
+    ),
     known(
         "empty-reduction",
         r"cannot perform reduction function (\w+) on tensor with no elements"

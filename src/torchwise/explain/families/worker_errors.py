@@ -49,8 +49,37 @@ def _worker_killed(match: re.Match[str], text: str) -> Explanation:
 
 
 
+# Where the pickling happened: handing the dataset to workers, or writing a checkpoint.
+IN_WORKERS = re.compile(r"dataloader|worker|ForkingPickler|reduction\.py|spawn", re.IGNORECASE)
+IN_SAVE = re.compile(r"torch\.save|serialization\.py|pickle\.dumps?\(|\bsav(?:e|ing)\b|checkpoint")
+
+
+def _pickle_in_save(name: str, unpicklable: str | None) -> Explanation:
+    what = f"an open {unpicklable} object" if unpicklable else name
+    return answer(
+        title=f"torch.save could not pickle {what}",
+        meaning=(
+            "torch.save pickles everything it is given; an object that holds a lambda, a"
+            " locally defined function (a hook) or an open file/writer/lock cannot be pickled."
+        ),
+        cause=(
+            f"The saved object holds {what}: a whole model saved with torch.save(model) whose"
+            " modules keep hooks or lambdas, or a checkpoint dict with a non-tensor entry (a"
+            " SummaryWriter, a logger, a file handle, a dataloader)."
+        ),
+        fix=(
+            "Save state, not objects: torch.save({'model': model.state_dict(), 'optimizer':"
+            " optimizer.state_dict(), 'epoch': epoch}, path), and rebuild the model from code"
+            " when loading. Keep writers and loggers out of the checkpoint."
+        ),
+    )
+
+
 def _pickle_local(match: re.Match[str], text: str) -> Explanation:
-    name = match.group(1) or match.group(2) or "a lambda"
+    unpicklable = match.group(3)
+    name = match.group(1) or match.group(2) or unpicklable or "a lambda"
+    if not IN_WORKERS.search(text) and (unpicklable or IN_SAVE.search(text)):
+        return _pickle_in_save(name, unpicklable)
     return answer(
         title=f"A DataLoader worker could not receive {name}",
         meaning=(
@@ -218,7 +247,10 @@ def _worker_exited(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
-        r"Can't (?:pickle|get) local object '([^']+)'|Can't pickle (<function <lambda>[^>]*>)",
+        # "Cannot pickle" in some wordings; a paste may lose the closing quote
+        r"(?:Can't|Cannot) (?:pickle|get) local object '([^'\n]+)'?"
+        r"|Can't pickle (<function <lambda>[^>]*>)"
+        r"|cannot (?:serialize|pickle) '(_io\.\w+|_thread\.\w+)' object",
         _pickle_local,
     ),
     known(

@@ -22,6 +22,7 @@ def all_rules() -> dict[str, Rule]:
         flow,
         hygiene,
         loop,
+        optimizer,
         schedule,
         syncs,
     )

@@ -179,7 +179,7 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript):
             if dotted(node.value.value) in names and position(node) > position(load):
                 names |= {dotted(t) for t in node.targets} - {None}
-    for call in ctx.calls_in(scope):
+    for call in _calls_reading(ctx, scope, names):
         if position(call) <= position(load):
             continue
         if dotted(call.func) in names:
@@ -187,6 +187,20 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
         if method(call) in _MODULE_METHODS and dotted(receiver_of(call)) in names:
             return f"{dotted(receiver_of(call))}.{method(call)}()"
     return None
+
+
+def _calls_reading(ctx: FileContext, scope: ast.AST, names: set[str | None]) -> list[ast.Call]:
+    """The calls in ``scope``; for a module-level load, also those in functions that read the
+    loaded name as a global (transformer-xl's eval.py loads ``model`` at the top and calls
+    ``model.eval()`` inside ``evaluate()``)."""
+    calls = list(ctx.calls_in(scope))
+    if not isinstance(scope, ast.Module):
+        return calls
+    for function in ctx.functions.values():
+        bound = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        if not names & bound:
+            calls += [c for c in ctx.calls_in(function) if c not in calls]
+    return calls
 
 
 def _under_safe_globals(ctx: FileContext, node: ast.AST) -> bool:
@@ -218,6 +232,7 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
     Fix: save ``model.state_dict()`` and ``model.load_state_dict(torch.load(f,
     weights_only=True))`` into a freshly built model; only for a file you trust,
     ``torch.load(f, weights_only=False)``.
+    A module-level load is followed into the functions that read it as a global.
     Cannot see: pickled objects other than modules (numpy arrays, argparse Namespaces,
     custom classes) unless the result is used as a module, or files saved by other scripts.
     Loads under ``torch.serialization.safe_globals`` / after ``add_safe_globals`` are fine.

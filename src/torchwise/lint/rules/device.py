@@ -14,6 +14,9 @@ from torchwise.lint.registry import rule
 # `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`.
 _DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device", re.I)
 _CUDA_TENSOR = re.compile(r"^torch\.cuda\.\w*Tensor$")
+# A test that asks whether CUDA is there at all (not how many GPUs): `torch.cuda.is_available()`,
+# `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`; `device_count() > 1` is not one.
+_AVAILABILITY = re.compile(r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s)])", re.I)
 
 
 def _defines_device(ctx: FileContext) -> bool:
@@ -37,13 +40,40 @@ def _cuda_only(ctx: FileContext) -> bool:
     return False
 
 
-def _behind_device_check(ctx: FileContext, node: ast.AST) -> bool:
+def _behind_device_check(ctx: FileContext, node: ast.AST, pattern: re.Pattern[str] = _DEVICE_CHECK) -> bool:
     """Inside ``if <a CUDA check>:`` (either branch) or ``x if cuda else y``."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, ast.If | ast.IfExp | ast.While):
-            if _DEVICE_CHECK.search(ast.unparse(ancestor.test)):
+            if pattern.search(ast.unparse(ancestor.test)):
                 return True
     return False
+
+
+def _checks_availability(ctx: FileContext) -> bool:
+    """Some ``.cuda()`` in the file runs only when CUDA is there: the file means to run without it."""
+    return any(method(c) == "cuda" and _behind_device_check(ctx, c, _AVAILABILITY) for c in ctx.calls)
+
+
+def _refuses_cpu(ctx: FileContext) -> bool:
+    """``if not torch.cuda.is_available(): raise ...`` / ``else: raise NotImplementedError("needs a
+    GPU")`` / ``assert torch.cuda.is_available()``: CUDA-only by design, and it says so."""
+    for node in ctx.nodes:
+        if isinstance(node, ast.Assert) and _AVAILABILITY.search(ast.unparse(node.test)):
+            return True
+        # Only a test on availability alone: `if args.cuda and not is_available(): raise` refuses
+        # a flag, not the CPU.
+        if isinstance(node, ast.If) and not isinstance(node.test, ast.BoolOp):
+            if _AVAILABILITY.search(ast.unparse(node.test)) and any(map(_stops, [*node.body, *node.orelse])):
+                return True
+    return False
+
+
+def _stops(statement: ast.stmt) -> bool:
+    """``raise ...`` or ``sys.exit(...)``."""
+    if isinstance(statement, ast.Raise):
+        return True
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    return isinstance(call, ast.Call) and (dotted(call.func) or "").endswith("exit")
 
 
 def _is_cuda_string(node: ast.AST | None) -> bool:
@@ -65,22 +95,35 @@ def _inside_device_constructor(ctx: FileContext, node: ast.AST) -> bool:
 
 @rule("TW108", Level.WARNING, hint="use .to(device) everywhere; define device once")
 def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
-    """Hard-coded ``.cuda()`` / ``device="cuda"`` in a file that also has a ``device``.
+    """Hard-coded ``.cuda()`` / ``device="cuda"`` in a file with a ``device`` or a CUDA check.
 
-    Why: the script half-follows ``device``: it runs on one GPU but crashes on a CPU-only
-    machine, and under DDP the ``.cuda()`` tensors land on GPU 0 instead of the rank's GPU.
-    Fix: move everything with ``.to(device)`` (and build tensors with ``device=device``).
+    Why: the script half-follows ``device`` (or ``if use_cuda:``): it runs on one GPU but
+    crashes on a CPU-only machine, and under DDP the ``.cuda()`` tensors land on GPU 0
+    instead of the rank's GPU.
+    Fix: move everything with ``.to(device)`` (and build tensors with ``device=device``), or
+    put the unguarded ``.cuda()`` under the same check as the others.
+    Without a ``device`` variable it reports a ``.cuda()`` that skips the availability check
+    the rest of the file makes: only in a file where another
+    ``.cuda()`` sits under ``if torch.cuda.is_available():`` / ``if use_cuda:`` /
+    ``if args.cuda:``; a file that makes no such check, or refuses to run without CUDA
+    (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design.
     Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
     ``if`` that mentions cuda/gpu/device, and NCCL scripts that call
     ``torch.cuda.set_device`` (CUDA-only by design, ``.cuda()`` goes to the rank's GPU).
     """
-    if not _defines_device(ctx) or _cuda_only(ctx):
+    if _cuda_only(ctx) or _refuses_cpu(ctx):
+        return
+    with_device = _defines_device(ctx)
+    if not with_device and not _checks_availability(ctx):
         return
     for call in ctx.calls:
         if _behind_device_check(ctx, call):
             continue
         if method(call) == "cuda":
-            yield Hit(call, ".cuda() hard-codes the device; this file also uses a device variable")
+            why = "this file also uses a device variable" if with_device else "other .cuda() calls check for CUDA"
+            yield Hit(call, f".cuda() hard-codes the device; {why}")
+        elif not with_device:
+            continue
         elif method(call) == "to" and call.args and _is_cuda_string(call.args[0]):
             if not _inside_device_constructor(ctx, call):
                 yield Hit(call, '.to("cuda") hard-codes the device; use .to(device)')

@@ -152,8 +152,10 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     GradScaler it never restores.
     Cannot see: state restored in another file or by a library (``accelerator.load_state``);
     a model loaded under another word (``if args.model:``, ``--pretrained``) is taken for
-    fine-tuning, where a fresh optimizer is right. A scheduler or step counter left behind is
-    not reported (a schedule rebuilt from the restored epoch is often right).
+    fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
+    resume must lose its place: stepped every batch, or stepped with a counter that is only
+    ever set to a constant (``scheduler.step(train_step)``, ``train_step = 0``); an epoch
+    scheduler rebuilt from the restored epoch is often right and is not reported.
     """
     restored = {
         ctx.kind(receiver(c))
@@ -163,12 +165,51 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     if any(method(c) == "load_state" for c in ctx.calls):
         return  # accelerator.load_state / a library's whole-state restore
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
+    if "scheduler" not in restored and _schedule_restarts(ctx):
+        missing.append("scheduler")
     if not missing:
         return
+    anchors = [c for c in ctx.calls if _in_resume(ctx, c) and _restores_weights(ctx, c)]
+    if missing == ["scheduler"]:  # weights and optimizer may both come back: any restore will do
+        anchors += [c for c in ctx.calls if _in_resume(ctx, c) and method(c) == "load_state_dict"]
+    if anchors:
+        call = min(anchors, key=position)
+        what = " or the ".join(missing)
+        yield Hit(call, f"resume restores the weights but not the {what}" + _SCHEDULE_NOTE * ("scheduler" in missing))
+
+
+_SCHEDULE_NOTE = " (its schedule, stepped per batch or from a counter that starts at 0, begins again)"
+
+
+def _restores_weights(ctx: FileContext, call: ast.Call) -> bool:
+    """``model.load_state_dict(...)`` / ``net.load_weights(...)``, or ``model = torch.load(f)``."""
+    if method(call) in _LOADS:
+        return ctx.kind(receiver(call)) == "model"
+    statement = ctx.statement(call)
+    if (ctx.qualname(call.func) or "") != "torch.load" or not isinstance(statement, ast.Assign):
+        return False
+    return statement.value is call and any(ctx.kind(t) == "model" for t in statement.targets)
+
+
+def _schedule_restarts(ctx: FileContext) -> bool:
+    """A scheduler built here (without ``last_epoch``) whose place in the schedule a resume
+    loses: stepped every batch, or stepped with a counter only ever set to a constant."""
     for call in ctx.calls:
-        if method(call) in _LOADS and ctx.kind(receiver(call)) == "model" and _in_resume(ctx, call):
-            yield Hit(call, f"resume restores the weights but not the {' or the '.join(missing)}")
-            return
+        scheduler = receiver(call)
+        if not ctx.is_scheduler_step(call) or ctx.constructor(scheduler) is None:
+            continue
+        built = next(v for v in reversed(ctx.assignments[dotted(scheduler) or ""]) if isinstance(v, ast.Call))
+        if any(k.arg == "last_epoch" for k in getattr(built, "keywords", [])):
+            continue
+        if call.args:
+            values = ctx.assignments.get(dotted(call.args[0]) or "", [])
+            if values and all(isinstance(v, ast.Constant) for v in values):
+                return True  # scheduler.step(train_step) with train_step = 0 on every start
+            continue
+        loops = ctx.loops(call)
+        if loops and any(ctx.is_optimizer_step(c) and ctx.loops(c)[0] is loops[0] for c in ctx.calls_in(loops[0])):
+            return True
+    return False
 
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
@@ -186,7 +227,12 @@ def _model_object(ctx: FileContext, func: ast.expr) -> bool:
     parts = name.split(".")
     if len(parts) > 2 or (len(parts) == 2 and parts[0] != "self") or parts[-1][:1].isupper():
         return False
-    return parts[-1] not in ctx.functions and parts[0] not in ctx.imports
+    return parts[-1] not in ctx.functions and (parts[0] not in ctx.imports or _rebound(ctx, parts[0]))
+
+
+def _rebound(ctx: FileContext, name: str) -> bool:
+    """``import model`` then ``model = model.RNNModel(...)``: the name holds the built model."""
+    return any(isinstance(value, ast.Call) for value in ctx.assignments.get(name, []))
 
 
 def _targets(node: ast.Assign | ast.AugAssign) -> set[str]:
@@ -244,9 +290,9 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     ``backward()``. ``Variable(x, volatile=True)`` does not count as no_grad (it has done
     nothing since torch 0.4).
     Cannot see: a no_grad set by a caller in another file; an evaluation whose data has no
-    evaluation-like name in a function with a neutral name (TW104 covers loops over loaders);
-    a model held in a name that an import also binds (``import model`` then
-    ``model = model.RNNModel(...)``) is taken for the module and not reported.
+    evaluation-like name in a function with a neutral name (TW104 covers loops over loaders).
+    A name that an import binds and a constructor call rebinds (``import model`` then
+    ``model = model.RNNModel(...)``) is taken for the model.
     """
     from torchwise.lint.rules.evaluation import evaluation_loops
 

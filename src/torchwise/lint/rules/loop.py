@@ -134,9 +134,24 @@ def _zeroes_optimizer(ctx: FileContext, node: ast.AST, stepped: str | None) -> b
     return dotted(zeroed) == stepped or ctx.kind(zeroed) == "model"
 
 
+def _through_scale_loss(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> ast.expr | None:
+    """``scaled_loss`` bound by ``with amp.scale_loss(loss / k, optimizer) as scaled_loss:``
+    (apex) stands for the loss handed to ``scale_loss``."""
+    name = dotted(loss) if loss is not None else None
+    for node in ctx.walk(scope):
+        if not isinstance(node, ast.With | ast.AsyncWith):
+            continue
+        for item in node.items:
+            value = item.context_expr
+            if dotted(item.optional_vars) == name and isinstance(value, ast.Call) and method(value) == "scale_loss":
+                return value.args[0] if value.args else None
+    return loss
+
+
 def _scaled(ctx: FileContext, loss: ast.expr | None, scope: ast.AST) -> bool:
     """Whether the loss is divided or multiplied by something before backward."""
     scaling = (ast.Div, ast.Mult)
+    loss = _through_scale_loss(ctx, loss, scope)
     if isinstance(loss, ast.BinOp) and isinstance(loss.op, scaling):
         return True
     name = dotted(loss) if loss is not None else None
@@ -167,6 +182,8 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     Why: summing k backward passes makes the gradient k times larger than one batch of the
     same total size, which acts like a k-times larger learning rate.
     Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
+    It follows ``with amp.scale_loss(loss / k, optimizer) as scaled_loss:`` (apex) back to the
+    loss handed in.
     Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
     then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
     """

@@ -35,12 +35,14 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
     skips the first value of the schedule (warm-up starts one step late, the initial LR is
     never used) and PyTorch warns about it.
     Fix: ``optimizer.step()`` then ``scheduler.step()``.
+    A step given its epoch (``scheduler.step(epoch)``, the pre-1.1 idiom) sets the LR from the
+    epoch itself, so its place does not matter and it is not reported.
     Cannot see: steps made in helpers of other files, or a scheduler stepped on purpose once
     before training to set the first LR.
     """
     for call in ctx.calls:
         loops = ctx.loops(call)
-        if not loops or not ctx.is_scheduler_step(call):
+        if not loops or not ctx.is_scheduler_step(call) or _explicit_epoch(call):
             continue
         steps = _optimizer_steps(ctx, loops[0])
         if steps and min(steps) > position(call):
@@ -56,7 +58,7 @@ def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, s
         return None
     name = (ctx.qualname(built.func) or "").rsplit(".", 1)[-1]
     if name in _EPOCH_BASED:
-        return "epoch", name
+        return None if _counts_iterations(built) else ("epoch", name)
     if name in _STEP_BASED or name.endswith("_schedule_with_warmup"):
         return "step", name
     if name == "CosineAnnealingLR":
@@ -72,6 +74,23 @@ def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, s
         if "warmup" in text.lower() and "step" in text.lower() and "epoch" not in text.lower():
             return "step", name
     return None
+
+
+def _explicit_epoch(call: ast.Call) -> bool:
+    """``scheduler.step(epoch)`` / ``scheduler.step(epoch + i / iters)``: the schedule is read
+    at the epoch given, whatever the cadence."""
+    return bool(call.args) or keyword(call, "epoch") is not None
+
+
+def _counts_iterations(built: ast.Call) -> bool:
+    """``MultiStepLR(opt, milestones=[60000, 80000])`` or ``StepLR(opt, cfg.max_iter // 3)``:
+    a schedule written in iterations, stepped per batch on purpose."""
+    positional = built.args[1] if len(built.args) > 1 else None
+    unit = keyword(built, "milestones") or keyword(built, "step_size") or positional
+    if unit is None:
+        return False
+    numbers = [n.value for n in ast.walk(unit) if isinstance(n, ast.Constant) and isinstance(n.value, int)]
+    return bool(re.search(r"iter|len\(", ast.unparse(unit), re.I)) or (bool(numbers) and min(numbers) >= 1000)
 
 
 def _stepped_per_batch(ctx: FileContext, call: ast.Call) -> bool | None:
@@ -97,11 +116,14 @@ def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
     epochs, and ``CosineAnnealingLR(T_max=epochs)`` finishes its cosine in the first epoch;
     ``OneCycleLR`` or a warm-up written in steps, stepped per epoch, never leaves warm-up.
     Fix: match the call to the unit the schedule was written in (or rewrite it in steps).
+    A StepLR / MultiStepLR written in iterations (milestones of 1000 or more, or built from
+    ``max_iter`` / ``len(loader)``) stepped per batch is on purpose, and so is a scheduler
+    stepped with an explicit epoch (``scheduler.step(epoch + i / iters)``).
     Cannot see: schedulers whose unit it cannot tell from their arguments (LambdaLR with an
     arbitrary function, CosineAnnealingLR with a plain number): those are not reported.
     """
     for call in ctx.calls:
-        if not ctx.is_scheduler_step(call):
+        if not ctx.is_scheduler_step(call) or _explicit_epoch(call):
             continue
         kind = _schedule_kind(ctx, receiver_of(call))
         per_batch = _stepped_per_batch(ctx, call)

@@ -1,0 +1,81 @@
+"""What stopped a run: `failed` (the error, with `torchwise explain`'s answer) and a NaN/inf,
+`nonfinite_input` when the batch itself held it, else `nonfinite` (and in which module).
+
+The record says which: summary.json's status and reason, the ``failed`` and ``nonfinite`` events
+(the loop re-runs the offending batch, names the first module whose output was not finite and
+checks the batch's inputs), and null loss lines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from torchwise.diagnose.learning_rate import lr_advice, lr_evidence
+from torchwise.diagnose.run_finding import RunFinding
+from torchwise.runs.reader import RunRecord
+
+NONFINITE_REASON = "non-finite"
+
+
+def _explain(text: str) -> Any:
+    """`torchwise explain`'s answer for an error text, or None."""
+    from torchwise.explain.lookup import explain
+
+    return explain(text)
+
+
+def failed(record: RunRecord) -> RunFinding | None:
+    """A run whose summary says failed: its error first, whatever the curves before it look like."""
+    if record.status != "failed":
+        return None
+    reason = str(record.summary.get("reason") or "")
+    if NONFINITE_REASON in reason:
+        return None  # `nonfinite` / `nonfinite_input` say what failed, with the module
+    event = next((e for e in reversed(record.events) if e.get("event") == "failed"), {})
+    step = record.summary.get("steps", event.get("step"))
+    known = _explain(reason) if reason else None
+    evidence = {"status": "failed", "step": step, "reason": reason or None, "hint": event.get("hint"),
+                "explain_id": known.id if known else None}
+    if known is not None:
+        why, fix = f"{known.title}: {known.meaning} {known.cause}", known.fix
+    else:
+        why = ("the run stopped on this error before it finished; the curves up to it say nothing about its "
+               "cause" + (f"; the run's own hint: {event['hint']}" if event.get("hint") else ""))
+        fix = ("paste the whole traceback into `torchwise explain`; once fixed, `torchwise resume` continues "
+               "from checkpoints/last (when checkpoints were on), or train again")
+    return RunFinding("failed", "error", f"the run failed at step {step}: {reason or 'no reason recorded'}",
+                      why=why, fix=fix, evidence=evidence)
+
+
+def nonfinite(record: RunRecord) -> RunFinding | None:
+    events = [e for e in record.events if e.get("event") in ("nonfinite", "nonfinite_skip")]
+    null_steps = [r.get("step") for r in record.metrics if r.get("split") == "train" and r.get("loss") is None]
+    reason = str(record.summary.get("reason") or "")
+    if not events and not null_steps and NONFINITE_REASON not in reason:
+        return None
+    first = min([e.get("step", 0) for e in events] + null_steps, default=record.summary.get("steps"))
+    named = next((e for e in events if e.get("event") == "nonfinite"), {})
+    module = named.get("module")
+    evidence = {"first_step": first, "events": len(events), "reason": reason or None, "module": module,
+                "inputs_finite": named.get("inputs_finite"), **lr_evidence(record)}
+    if named.get("inputs_finite") is False:
+        return RunFinding(
+            "nonfinite_input", "error",
+            f"the batch of step {first} held NaN/inf in its inputs (first non-finite output in module "
+            f"'{module}')",
+            why="the loop re-ran the batch that broke the step and found NaN or inf in the inputs themselves: "
+                "no learning rate turns finite inputs into that, so the data is the cause (missing values in "
+                "a column, a corrupt file, a division by a zero std in preprocessing)",
+            fix="find the samples: torch.isfinite(x).all() per sample over the dataset; drop or impute them "
+                "(fill missing values, skip corrupt files) before training; then train again with the same LR",
+            evidence=evidence)
+    where = (f"; the first module whose output was not finite: '{module}'" if module else
+             "; every module's forward output was finite, so the backward pass overflowed" if named else "")
+    return RunFinding(
+        "nonfinite", "error", f"the loss or gradient became NaN/inf (first at step {first}){where}",
+        why="a step too large for the curvature, an fp16 overflow, or an operation that is undefined on its "
+            "input (log of 0, sqrt of a negative, division by 0) sends values to infinity; every step after "
+            "it is garbage" + (" (the batch's inputs were finite)" if named.get("inputs_finite") else ""),
+        fix=f"{lr_advice(record, 0.1)}; keep train.clip_grad_norm=1.0; train.precision=bf16 or fp32 instead "
+            f"of fp16{f'; look at what {module} computes (a log, sqrt or division)' if module else ''}",
+        evidence=evidence)
