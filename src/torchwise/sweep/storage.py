@@ -75,7 +75,7 @@ def build_sampler(name: str, *, seed: int) -> Any:
 
 def build_pruner(name: str, *, max_resource: int | None) -> Any:
     """``median``: stop a trial whose value is worse than the median of earlier trials at the same
-    evaluation, once 5 trials have finished and from the second evaluation on; ``hyperband``:
+    evaluation, once 5 trials have finished (at any evaluation: positions start at 1); ``hyperband``:
     successive halving over evaluations; ``none``: every trial runs to its end."""
     import optuna
 
