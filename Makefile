@@ -8,7 +8,7 @@ STAMP := $(VENV)/.torchwise-installed
 # elsewhere the +cpu build wins over PyPI's CUDA one. Override either: make demo TORCH_SPEC=torch==2.6.0
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX_URL ?= https://download.pytorch.org/whl/cpu
-EXTRAS := datasets,dev,docs,tensorboard,metrics,streaming,mlflow,onnx,hf,peft
+EXTRAS := datasets,dev,docs,tensorboard,metrics,streaming,mlflow,onnx,hf,peft,sweep
 
 .PHONY: demo test test-slow test-all docs bench lint clean
 

@@ -30,7 +30,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Pages whose examples take minutes on a busy 2-core machine run with `make test-slow`.
-SLOW_PAGES = {"docs/huggingface.md", "docs/detection.md"}
+SLOW_PAGES = {"docs/huggingface.md", "docs/detection.md", "docs/sweep.md"}
 # Nothing a page runs may reach the network: Hugging Face reads only what examples/ holds.
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 

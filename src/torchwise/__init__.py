@@ -37,6 +37,8 @@ _LAZY: dict[str, str] = {
     "export_module": "torchwise.export.exporter:export_module",
     "predict": "torchwise.export.predict:predict",
     "stream_part": "torchwise.data.streams:stream_part",
+    # the package itself: it is callable, torchwise.sweep(config, space, trials=...) (sweep/__init__.py)
+    "sweep": "torchwise.sweep",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "tune": "torchwise.cli.tune",
     "profile": "torchwise.cli.profile",
     "trust": "torchwise.cli.trust",
+    "sweep": "torchwise.cli.sweep",
 }
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-STATUS_STYLE = {"completed": "green", "early_stopped": "green", "running": "cyan", "interrupted": "yellow",
+STATUS_STYLE = {"completed": "green", "early_stopped": "green", "pruned": "yellow", "running": "cyan",
+                "interrupted": "yellow",
                 "failed": "bold red", "killed": "bold red"}
 
 

@@ -25,7 +25,7 @@ from torchwise.runs.safe_io import open_append, read_json, read_jsonl, write_byt
 
 __all__ = ["STATUSES", "RunFolder", "read_jsonl", "write_json_atomic"]  # read_jsonl: safe_io's, kept here
 
-STATUSES = ("running", "completed", "early_stopped", "failed", "interrupted")
+STATUSES = ("running", "completed", "early_stopped", "pruned", "failed", "interrupted")
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

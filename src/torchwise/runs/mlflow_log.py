@@ -22,7 +22,8 @@ from typing import Any
 from torchwise.errors import ConfigError
 from torchwise.runs.config_keys import flatten
 
-MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "interrupted": "KILLED", "failed": "FAILED"}
+MLFLOW_STATUS = {"completed": "FINISHED", "early_stopped": "FINISHED", "pruned": "KILLED", "interrupted": "KILLED",
+                 "failed": "FAILED"}
 
 
 class MlflowMirror:

@@ -6,6 +6,7 @@ each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,9 @@ class LoopContext:
     float64_to: torch.dtype | None = None  # float64 inputs are cast to the model's dtype (preflight saw them)
     dist: Any = None  # under torchrun: train.distributed.Distributed; None for one process
     val_loss_in_train_mode: bool = False  # eval mode gives detections, not a loss (preflight saw it)
+    # The one hook (see train/loop.py's docstring): after each evaluation, given the state and the
+    # monitored value; True ends the run as `pruned` (a sweep's pruner). None: nothing is called.
+    on_evaluation: Callable[[LoopState, float], bool] | None = None
 
     def __post_init__(self) -> None:
         self.params = [p for group in self.optimizer.param_groups for p in group["params"]]

@@ -14,6 +14,8 @@ For every optimizer step::
     every log.every_n_steps: read the loss (the only routine host sync), log (with the host
         seconds per step spent waiting for data and in the whole step: timestamps, no sync)
     every train.eval_every steps and every epoch end: validate, checkpoint, early-stop
+        (then the one hook: ctx.on_evaluation(state, monitored value) -> True stops the run as
+        `pruned`; `torchwise sweep` passes its Optuna pruner here, a plain run passes nothing)
 
 Everything the loop needs arrives in a `LoopContext`; everything a checkpoint must restore
 lives in `LoopState` (both in `train/context.py`) (plus model, optimizer, scaler, early stopping and the RNGs).
@@ -368,6 +370,12 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
                         f"for {cfg.early_stop.patience} evaluations")
         ctx.run.log_event("early_stop", step=state.step, epoch=epoch, reason=state.reason,
                           best=ctx.early_stop.best)
+    elif ctx.on_evaluation is not None and monitored is not None and fresh and math.isfinite(monitored) \
+            and ctx.on_evaluation(state, monitored):
+        stop = True
+        state.status = "pruned"
+        state.reason = f"pruned at epoch {epoch + 1}: {cfg.train.monitor}={monitored:.4g} trails the other trials"
+        ctx.run.log_event("pruned", step=state.step, epoch=epoch, reason=state.reason, value=monitored)
     if ctx.checkpoints:
         if epoch_end or stop:
             ctx.checkpoints.save_last(ctx, state)

@@ -10,6 +10,7 @@ import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,13 +121,16 @@ def check_rebuildable(cfg: RunConfig, objects: UserObjects) -> None:
 def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | None = None,
                  model: nn.Module | None = None, train_data: Dataset | DataLoader | None = None,
                  val_data: Dataset | DataLoader | None = None, progress: str | None = None,
-                 resume_dir: Path | None = None, objects: UserObjects | None = None) -> RunResult:
+                 resume_dir: Path | None = None, objects: UserObjects | None = None,
+                 on_evaluation: Callable[[LoopState, float], bool] | None = None) -> RunResult:
     """Train once and write the run folder; with ``resume_dir``, continue that run from
     `checkpoints/last`. Bad input raises a `TorchwiseError` and the summary says `failed`.
 
     A signal during start-up (before the first step) ends the run as `interrupted`, with no
     checkpoint: in one process at once; under torchrun each rank notes it and all of them stop
-    together where start-up ends (`agree_start`), so no rank waits for one that left."""
+    together where start-up ends (`agree_start`), so no rank waits for one that left.
+
+    ``on_evaluation``: the loop's one hook (train/loop.py), e.g. a sweep's pruner."""
     objects = objects or UserObjects()
     objects.record(cfg)
     check_rebuildable(cfg, objects)
@@ -135,13 +139,13 @@ def run_training(cfg: RunConfig, *, runs_dir: Path | None = None, name: str | No
     with stop_on_signals(signals, escalate=False) if torchrun else interrupt_start_up():
         return train_run(cfg, runs_dir=runs_dir, name=name, model=model, train_data=train_data,
                          val_data=val_data, progress=progress, resume_dir=resume_dir, objects=objects,
-                         signals=signals)
+                         signals=signals, on_evaluation=on_evaluation)
 
 
 def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model: nn.Module | None,
               train_data: Dataset | DataLoader | None, val_data: Dataset | DataLoader | None,
               progress: str | None, resume_dir: Path | None, objects: UserObjects,
-              signals: list[str]) -> RunResult:
+              signals: list[str], on_evaluation: Callable[[LoopState, float], bool] | None) -> RunResult:
     """`run_training` with its signal handling in place."""
     seed_everything(cfg.train.seed, deterministic=cfg.train.deterministic)
     dist = start_distributed(cfg)  # under torchrun: join the group; rank 0 alone writes the run folder
@@ -174,6 +178,7 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
                             objects=objects, dist=dist)
         if dist is not None:  # the same weights on every rank, then each rank its own dropout masks
             seed_rank(cfg.train.seed, dist.rank)
+        ctx.on_evaluation = on_evaluation
         if resume_dir is not None:
             state = resume_state(ctx, run)
             summary["resumed_at_step"], summary["resumed_samples"] = state.step, state.samples_total
