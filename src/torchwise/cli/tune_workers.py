@@ -18,7 +18,7 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     from rich.table import Table
 
     from torchwise.cli.tune import emit, load_workload
-    from torchwise.tune.workers import tune_loader
+    from torchwise.tune.workers import AGREE, tune_loader
 
     work = load_workload(config, overrides)
     result = tune_loader(work, max_workers=max_workers, batches=batches)
@@ -34,8 +34,12 @@ def command(config: Path = CONFIG_ARG, overrides: list[str] = OVERRIDES_ARG, as_
     keys = f"data.num_workers={result.num_workers}"
     if result.num_workers:
         keys += f" data.persistent_workers=true{' data.pin_memory=true' if result.pin_memory else ''}"
-    advice = ("the loader cannot keep up even at the pick: make __getitem__ cheaper (decode once, cache, "
-              "smaller files) or move work to the GPU" if result.verdict == "data-bound"
-              else "the loader outpaces the model at the pick")
-    table.caption = f"set: {keys}\n{advice}"
+    advice = {"data-bound": "the loader cannot keep up even at the pick: make __getitem__ cheaper (decode once, "
+                            "cache, smaller files) or move work to the GPU",
+              "compute-bound": "the loader outpaces the model at the pick"}.get(
+        result.verdict, "loader and model speeds moved too much between measurements to compare: "
+                        "rerun on a quieter machine, or with more --batches")
+    noise = (f"spread of the last {AGREE} measurements: loader {result.loader_spread:.0%} "
+             f"({result.loader_repeats} taken), model step {result.step_spread:.0%} ({result.step_repeats} taken)")
+    table.caption = f"set: {keys}\n{advice}\n{noise}"
     emit("tune_workers", result.to_dict(), as_json=as_json, run_dir=run, table=table)

@@ -9,7 +9,11 @@ the smallest within 5% of it, assuming more workers never load slower by more th
 measurement stops as soon as it is slower than 95% of the reference could be. Few workers on a
 slow dataset are the costliest to time, and the search times them least. Next to it, the model's
 own step throughput on batches already in memory gives the verdict: data-bound when the
-loader, even at the pick, delivers fewer samples per second than the model trains on.
+loader, even at the pick, delivers fewer samples per second than the model trains on. Both
+sides of that comparison are measured again until three measurements in a row agree within 20%
+(at most 6 measurements); the spread of those last three is reported, and when either side
+stays noisier than that and the two ranges overlap, the verdict is "too noisy to call" rather
+than a guess a busy machine could flip.
 
 >>> candidates(6)
 [0, 1, 2, 4, 6]
@@ -20,6 +24,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,6 +33,10 @@ import torch
 from torchwise.tune.workload import Workload
 
 WITHIN = 0.95  # "as good as the best": within 5%
+AGREE = 3  # measurements in a row that must agree before a verdict is called
+MAX_SPREAD = 0.20  # (max - min) / median of those that still agree
+MAX_REPEATS = 6  # measurements of one quantity at most
+TOO_NOISY = "too noisy to call"
 
 
 @dataclass
@@ -42,9 +51,13 @@ class WorkerTrial:
 @dataclass
 class WorkersResult:
     num_workers: int
-    verdict: str  # "data-bound" or "compute-bound"
-    loader_samples_per_second: float
-    step_samples_per_second: float
+    verdict: str  # "data-bound", "compute-bound" or "too noisy to call"
+    loader_samples_per_second: float  # the median of the last AGREE measurements at the pick
+    step_samples_per_second: float  # likewise for the model's step
+    loader_spread: float  # (max - min) / median of those measurements
+    step_spread: float
+    loader_repeats: int  # measurements taken at the pick, at most MAX_REPEATS
+    step_repeats: int
     pin_memory: bool
     persistent_workers: bool
     candidates: list[int]
@@ -131,10 +144,35 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def search(work: Workload, options: list[int], *, batch_size: int, batches: int) -> list[WorkerTrial]:
+def spread(values: list[float]) -> float:
+    """(max - min) / median: 0.0 when all agree; infinite when the median is 0."""
+    middle = statistics.median(values)
+    return (max(values) - min(values)) / middle if middle > 0 else float("inf")
+
+
+def settled(measure: Callable[[], float], *, first: float | None = None) -> list[float]:
+    """Values of ``measure()``, measured again until the last AGREE agree within MAX_SPREAD or
+    MAX_REPEATS are taken; ``first`` is a measurement already made."""
+    values = [] if first is None else [first]
+    while len(values) < AGREE or (spread(values[-AGREE:]) > MAX_SPREAD and len(values) < MAX_REPEATS):
+        values.append(measure())
+    return values
+
+
+def call(loader: list[float], step: list[float]) -> str:
+    """The verdict from the last AGREE measurements of each side; noise only matters where their
+    ranges meet."""
+    noisy = max(spread(loader), spread(step)) > MAX_SPREAD
+    if noisy and min(step) <= max(loader) and min(loader) <= max(step):
+        return TOO_NOISY
+    return "data-bound" if statistics.median(loader) < statistics.median(step) else "compute-bound"
+
+
+def search(work: Workload, options: list[int], *, batch_size: int, batches: int,
+           measure: Callable[..., WorkerTrial] = loader_throughput) -> list[WorkerTrial]:
     """The reference (most workers) first, then the next fewer, then bisection for the smallest
     within 5% of it."""
-    reference = loader_throughput(work, options[-1], batch_size=batch_size, batches=batches)
+    reference = measure(work, options[-1], batch_size=batch_size, batches=batches)
     trials = [reference]
     # Time for the same batches at 95% of the reference's speed: slower than that cannot qualify.
     budget = (batches - 1) * batch_size / max(reference.samples_per_second * WITHIN, 1e-9)
@@ -144,8 +182,7 @@ def search(work: Workload, options: list[int], *, batch_size: int, batches: int)
     neighbour = [high - 1] if high > 0 else []
     while low < high:
         middle = neighbour.pop() if neighbour else (low + high) // 2
-        trial = loader_throughput(work, options[middle], batch_size=batch_size, batches=batches,
-                                  give_up_after=budget)
+        trial = measure(work, options[middle], batch_size=batch_size, batches=batches, give_up_after=budget)
         trials.append(trial)
         if trial.complete and trial.samples_per_second >= WITHIN * reference.samples_per_second:
             high = middle
@@ -161,18 +198,26 @@ def pick(trials: list[WorkerTrial]) -> WorkerTrial:
 
 
 def tune_loader(work: Workload, *, max_workers: int | None = None, batch_size: int | None = None,
-                batches: int = 20) -> WorkersResult:
-    """The search on a `Workload`; the model and optimizer are restored after the step timing."""
+                batches: int = 20, measure_loader: Callable[..., WorkerTrial] = loader_throughput,
+                measure_step: Callable[..., float] = step_throughput) -> WorkersResult:
+    """The search on a `Workload`; the model and optimizer are restored after the step timing.
+    ``measure_loader`` and ``measure_step`` stand in for the timings (tests plant numbers)."""
     batch_size = batch_size or work.cfg.train.batch_size
     options = candidates(max_workers if max_workers is not None else usable_cores())
     started = time.perf_counter()
-    trials = search(work, options, batch_size=batch_size, batches=batches)
+    trials = search(work, options, batch_size=batch_size, batches=batches, measure=measure_loader)
     chosen = pick(trials)
-    step = step_throughput(work, batch_size=batch_size)
+    loader = settled(lambda: measure_loader(work, chosen.num_workers, batch_size=batch_size,
+                                            batches=batches).samples_per_second,
+                     first=chosen.samples_per_second)
+    step = settled(lambda: measure_step(work, batch_size=batch_size))
     seconds = time.perf_counter() - started
-    verdict = "data-bound" if chosen.samples_per_second < step else "compute-bound"
-    return WorkersResult(num_workers=chosen.num_workers, verdict=verdict,
-                         loader_samples_per_second=chosen.samples_per_second, step_samples_per_second=step,
+    last_loader, last_step = loader[-AGREE:], step[-AGREE:]
+    return WorkersResult(num_workers=chosen.num_workers, verdict=call(last_loader, last_step),
+                         loader_samples_per_second=statistics.median(last_loader),
+                         step_samples_per_second=statistics.median(last_step),
+                         loader_spread=spread(last_loader), step_spread=spread(last_step),
+                         loader_repeats=len(loader), step_repeats=len(step),
                          pin_memory=work.device.type == "cuda", persistent_workers=chosen.num_workers > 0,
                          candidates=options, search_seconds=seconds, trials=trials)
 
