@@ -170,11 +170,11 @@ def test_fix_rewrites_amp_zero_grad_and_map_location(tmp_path):
     assert run_lint("train.py", "--select", "TW110,TW117,TW123", cwd=tmp_path).returncode == 0
 
 
-def test_readme_example_output_is_real():
+def test_docs_example_output_is_real():
     root = Path(SRC).parent
-    readme = (root / "README.md").read_text()
-    section = readme.split("## Lint your training script", 1)[1]
-    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    page = (root / "docs" / "lint.md").read_text()
+    block = page.split("```text\n$ torchwise lint ", 1)[1].split("```", 1)[0]
+    block = "$ torchwise lint " + block
     command, _, shown = block.partition("\n")
     args = command.removeprefix("$ torchwise lint ").split()
     result = run_lint(*args, cwd=root)

@@ -52,6 +52,7 @@ def render_narrow(rows: list[dict]) -> None:
     from rich.console import Console
     from rich.text import Text
 
+    from torchwise.cli.render import terminal_text
     from torchwise.runs.ledger import duration, number
 
     console = Console()
@@ -61,6 +62,7 @@ def render_narrow(rows: list[dict]) -> None:
     widths = (14, 13, 15, 7)  # run, status, best, time; what differs takes the rest of the line
 
     def cut(text: str, width: int) -> str:
+        text = terminal_text(text)  # everything here comes from a folder: no control characters
         return text if len(text) <= width else text[:width - 1] + "…"
 
     console.print(Text("  ".join(f"{title:<{w}}" for title, w in zip(("run", "status", "best", "time"), widths,
@@ -75,7 +77,7 @@ def render_narrow(rows: list[dict]) -> None:
         differs = " ".join(f"{key.rsplit('.', 1)[-1]}={json.dumps(value)}" for key, value in row["differs"].items())
         line = Text()
         line.append(f"{cut(row['name'], widths[0]):<{widths[0]}}  ")
-        line.append(f"{row['status']:<{widths[1]}}", style=STATUS_STYLE.get(row["status"], ""))
+        line.append(f"{cut(row['status'], widths[1]):<{widths[1]}}", style=STATUS_STYLE.get(row["status"], ""))
         line.append(f"  {cut(best_text, widths[2]):<{widths[2]}}  {duration(row['wall_seconds']):>{widths[3]}}  ")
         line.append(cut(differs or "-", rest))
         console.print(line, no_wrap=True, crop=True)

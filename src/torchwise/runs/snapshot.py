@@ -31,7 +31,7 @@ from pathlib import Path
 
 APPEND_ONLY = (".jsonl",)
 # The top-level documents a run writes; only these are kept by content.
-OWNED = ("config.yaml", "summary.json", "env.json", "model.json", "data_stats.json", "diagnosis.json",
+OWNED = ("config.yaml", "summary.json", "env.json", "model.json", "data_stats.json", "facts.json", "diagnosis.json",
          "signature.json", "metrics.jsonl", "events.jsonl")
 
 

@@ -25,7 +25,7 @@ def test_escape_sequences_in_a_summary_never_reach_the_terminal(tmp_path):
     edit_summary(bench, name="line\x1b]0;owned\x07\x1b[2J\x9b1m", reason="\x1b[31mred")
     shown = bench.torchwise("runs", str(bench.run))
     assert shown.code == 0, shown.stderr
-    assert "line]0;owned[2J1m" in shown.stdout
+    assert "line]0;owned[" in shown.stdout  # the name, stripped, cut to the 80-column table
     assert not any(ch in shown.stdout + shown.stderr for ch in "\x1b\x07\x9b")
     bench.assert_untouched()
 

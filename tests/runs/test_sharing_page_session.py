@@ -1,4 +1,4 @@
-"""The README's "Sharing runs safely" shows what the CLI really prints (the folder's path aside)."""
+"""docs/sharing-runs-safely.md shows what the CLI really prints (the folder's path aside)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
-SHOWN_AS = "/home/you/project"  # where the README pretends the sandbox is
+PAGE = (ROOT / "docs" / "sharing-runs-safely.md").read_text()
+SHOWN_AS = "/home/you/project"  # where the page pretends the sandbox is
 
 
 def quoted(first_line: str) -> list[str]:
-    """The lines of the README's text block that starts with ``first_line``."""
-    (block,) = [b for b in re.findall(r"^```text\n(.*?)^```", README, flags=re.MULTILINE | re.DOTALL)
+    """The lines of the page's text block that starts with ``first_line``."""
+    (block,) = [b for b in re.findall(r"^```text\n(.*?)^```", PAGE, flags=re.MULTILINE | re.DOTALL)
                 if b.startswith(first_line)]
     return block.splitlines()
 
@@ -53,7 +53,7 @@ def test_sharing_runs_safely_session_is_real(tmp_path):
     assert code == 0, err
 
 
-def test_trust_help_is_what_the_readme_shows(tmp_path):
+def test_trust_help_is_what_the_page_shows(tmp_path):
     code, out, _ = torchwise(tmp_path, "trust", "--help")
     assert code == 0
     lines = [line.rstrip() for line in out.splitlines()]
