@@ -49,7 +49,7 @@ def lr_advice(record: RunRecord, factor: float) -> str:
         return f"optim.lr={configured * factor:.3g} (now {peak:.2g})"
     who = "your scheduler" if user_schedule(record) else "the schedule or your optimizer"
     return (f"an LR {factor:g}x the one that ran: the logged LR peaked at {peak:.3g}, set by {who}, not by "
-            f"optim.lr; make that peak {peak * factor:.3g}")
+            f"optim.lr; have it peak at lr={peak * factor:.3g}")
 
 
 def warmup_too_long(record: RunRecord) -> RunFinding | None:
