@@ -241,8 +241,10 @@ class Net(nn.Module):
         self.eval_calls += not self.training
         if self.calls == int(os.environ.get("TEST_SIGTERM_AT", 0)):
             os.kill(os.getpid(), signal.SIGTERM)
-        if os.environ.get("RANK") == "1" and (self.calls == int(os.environ.get("TEST_HANG_AT", 0))
-                                              or self.eval_calls == int(os.environ.get("TEST_HANG_EVAL_AT", 0))):
+        # only where asked: unset means never (0 eval forwards is where the first train-mode one is)
+        hang_at, hang_eval_at = int(os.environ.get("TEST_HANG_AT", 0)), int(os.environ.get("TEST_HANG_EVAL_AT", 0))
+        if os.environ.get("RANK") == "1" and ((hang_at and self.calls == hang_at)
+                                              or (hang_eval_at and self.eval_calls == hang_eval_at)):
             time.sleep(3600)
         return self.layers(x)
 '''
