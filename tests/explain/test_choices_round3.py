@@ -155,3 +155,17 @@ def test_sizes_one_apart_in_attention_are_not_read_as_images():
         "size-mismatch",
     )
     assert "transformers version" in text and "pooling" not in text
+
+
+def test_a_line_that_only_called_into_a_library_is_not_blamed_for_its_error():
+    library = '  File "/venv/lib/python3.10/site-packages/pkg/core.py", line 3, in f\n'
+    called = '  File "train.py", line 5, in main\n    loss = crit(out[i], y)\n'
+    assert explain(called + library + "    w = table[name]\nKeyError: 'weight'\n") is None
+    unpacked = '  File "train.py", line 5, in main\n    a, b = run(x)\n'
+    raised = "    h, w = img.size\nValueError: too many values to unpack (expected 2)\n"
+    assert explain(unpacked + library + raised) is None
+
+
+def test_a_keyword_forward_does_not_take_is_a_batch_key_not_a_library_version():
+    text = answer_text("TypeError: forward() got an unexpected keyword argument 'labels'", "unexpected-keyword")
+    assert "model(**batch)" in text and "another version" not in text

@@ -99,7 +99,18 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
     library = _library_of(text, match.start())
     of = f" of {library}" if library else " of the library"
     lightning = argument == "gpus" and (owner in (None, "Trainer") or "lightning" in text.lower())
-    if lightning:
+    if function == "forward":
+        cause = (
+            f"The module's forward does not declare {argument}: a batch dict unpacked into"
+            f" model(**batch) holds a key this model does not take (labels for a model without a"
+            f" task head, token_type_ids for a model that has none), or a wrapper passes it."
+        )
+        fix = (
+            f"Pass only the keys forward declares (print(inspect.signature(model.forward))): drop"
+            f" '{argument}' from the batch, or use the model class that takes it (a"
+            f" ...ForSequenceClassification head for labels)."
+        )
+    elif lightning:
         cause = (
             "PyTorch Lightning 2.0 removed Trainer(gpus=...); the code was written for"
             " Lightning 1.x."

@@ -324,7 +324,10 @@ def _legacy_devices(match: re.Match[str], text: str) -> Explanation:
     if groups["on"]:
         on, wanted = (name.lower().replace("gpu", "cuda") for name in (groups["on"], groups["wanted"]))
         return _device_answer(on, wanted, which=f" ({groups['argument3']} is on {groups['on']})")
-    return _device_answer("cpu", "cuda", which=" (an embedding's weight and the indices it looks up)")
+    # "the current device": the other side may be the CPU or another GPU than torch.cuda.current_device()
+    return _device_answer(
+        "the CPU or another GPU", "the current GPU", which=" (an embedding's weight and the indices it looks up)"
+    )
 
 
 KNOWN: list[KnownError] = [

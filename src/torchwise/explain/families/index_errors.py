@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.families.user_code_errors import frame_of, has_user_frame
+from torchwise.explain.families.user_code_errors import frame_of, raised_here
 
 
 def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
@@ -127,12 +127,12 @@ def _list_index(match: re.Match[str], text: str) -> Explanation:
 def _indexes_a_list(match: re.Match[str], text: str) -> bool:
     line_start = text.rfind("\n", 0, match.start()) + 1
     inline = re.search(r"\w\[\s*-?\w+\s*\]", text[line_start : match.start()])
-    return has_user_frame(match, text) or inline is not None
+    return raised_here(match, text) or inline is not None
 
 
 def _frame_or_one_past(match: re.Match[str], text: str) -> bool:
     # without the user's frame only "one past the end" says something the message does not
-    return has_user_frame(match, text) or match.group(1) == match.group(4)
+    return raised_here(match, text) or match.group(1) == match.group(4)
 
 
 KNOWN: list[KnownError] = [
@@ -150,7 +150,7 @@ KNOWN: list[KnownError] = [
         r"|IndexError: too many indices for array: array is (\d+)-dimensional",
         _too_many_indices,
         generic=True,
-        when=has_user_frame,
+        when=raised_here,
     ),
     known(
         "list-index",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import Frame, user_frame
+from torchwise.explain.paste import Frame, last_frame, user_frame
 
 # The name a loaded checkpoint usually has, a batch or sample, a configuration.
 CHECKPOINT_NAMES = re.compile(r"ckpt|checkpoint|state|weights|snapshot|pretrained|saved|\bsd\b", re.I)
@@ -28,8 +28,11 @@ def frame_of(match: re.Match[str], text: str) -> Frame | None:
     return user_frame(text, match.start())
 
 
-def has_user_frame(match: re.Match[str], text: str) -> bool:
-    return frame_of(match, text) is not None
+def raised_here(match: re.Match[str], text: str) -> bool:
+    """The error was raised at the user's own line, not inside a library it called: only then
+    does that line's source show what failed."""
+    frame = frame_of(match, text)
+    return frame is not None and last_frame(text, match.start()) == frame
 
 
 def place_of(match: re.Match[str], text: str) -> str:
@@ -57,7 +60,12 @@ def _subscript(source: str, key: str) -> tuple[str, str | None] | None:
 
 def _key_in_source(match: re.Match[str], text: str) -> bool:
     frame = frame_of(match, text)
-    return frame is not None and _subscript(frame.source, match.group(1)) is not None
+    if frame is None:
+        return False
+    if _holder(frame.source, match.group(1)) is not None:
+        return True
+    # a key held in a variable says which dict only where the line itself raised
+    return raised_here(match, text) and _subscript(frame.source, match.group(1)) is not None
 
 
 def _missing_key(match: re.Match[str], text: str) -> Explanation:
@@ -278,6 +286,12 @@ def _none_subscript(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _none_told(match: re.Match[str], text: str) -> bool:
+    frame = frame_of(match, text)
+    loaded = frame is not None and "load_state_dict(" in frame.source
+    return raised_here(match, text) or loaded
+
+
 def _object_not_subscriptable(match: re.Match[str], text: str) -> Explanation:
     kind = match.group(1)
     place = place_of(match, text)
@@ -325,7 +339,7 @@ KNOWN: list[KnownError] = [
         r"ValueError: (too many values to unpack|not enough values to unpack) \(expected (\d+)(?:, got (\d+))?\)",
         _unpack,
         generic=True,
-        when=has_user_frame,
+        when=raised_here,
     ),
     known(
         "sample-too-large",
@@ -338,14 +352,14 @@ KNOWN: list[KnownError] = [
         r"NameError: name '(\w+)' is not defined(?:\. Did you mean: '(\w+)'\?)?",
         _name_not_defined,
         generic=True,
-        when=has_user_frame,
+        when=raised_here,
     ),
     known(
         "none-subscripted",
         r"TypeError: 'NoneType' object is not subscriptable",
         _none_subscript,
         generic=True,
-        when=has_user_frame,
+        when=_none_told,
     ),
     known(
         "checkpoint-is-a-model",
@@ -354,5 +368,5 @@ KNOWN: list[KnownError] = [
         generic=True,
         when=_checkpoint_subscripted,
     ),
-    known("no-len", r"TypeError: object of type '(\w+)' has no len\(\)", _no_len, generic=True, when=has_user_frame),
+    known("no-len", r"TypeError: object of type '(\w+)' has no len\(\)", _no_len, generic=True, when=raised_here),
 ]
