@@ -27,7 +27,7 @@ def _local_classes(ctx: FileContext) -> frozenset[str]:
     return ctx.memo("classes", lambda: frozenset(n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)))
 
 
-def _argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
+def argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
     """The ``default=`` of ``add_argument("--n-cpu", ...)`` for ``args.n_cpu``; False when no
     such argument is declared here."""
     for call in ctx.calls:
@@ -54,7 +54,7 @@ def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
     if isinstance(value, ast.Constant):
         return isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
     if isinstance(value, ast.Attribute):
-        default = _argparse_default(ctx, value.attr)
+        default = argparse_default(ctx, value.attr)
         return default is False or default is None or _positive_workers(ctx, default)
     return not isinstance(value, ast.BoolOp | ast.IfExp | ast.Compare)
 

@@ -290,7 +290,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
     frozen teacher), stays in eval on purpose and is not reported.
     """
-    optimized = _optimized_models(ctx)
+    optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
     for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
         reached = ctx.reached_calls(loop)
@@ -313,7 +313,7 @@ def _only_inferred(ctx: FileContext, model: str, loop: ast.AST) -> bool:
     return all(ctx.under_no_grad(c) for c in ctx.calls_in(loop) if dotted(c.func) == model)
 
 
-def _optimized_models(ctx: FileContext) -> set[str]:
+def optimized_models(ctx: FileContext) -> set[str]:
     """Names whose ``.parameters()`` go into an optimizer built here (directly or through a
     name bound to them): ``Adam(generator.parameters())`` gives {"generator"}."""
 
@@ -321,10 +321,14 @@ def _optimized_models(ctx: FileContext) -> set[str]:
         names: set[str] = set()
         for call in ctx.calls:
             name = ctx.qualname(call.func) or ""
+            aliases = [ctx.qualname(a) or "" for a in ctx.assignments.get(dotted(call.func) or "", [])]
+            name = next((a for a in aliases if a.startswith("torch.optim.")), name)  # optim_name = optim.SGD
             if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
                 continue
             args = [*call.args, *(k.value for k in call.keywords)]
-            values = args + [v for a in args for v in ctx.assignments.get(dotted(a) or "", [])]
+            # Names inside the arguments too: [{"params": base_params}] with base_params = ...
+            named = [n for a in args for n in ast.walk(a) if isinstance(n, ast.Name | ast.Attribute)]
+            values = args + [v for n in named for v in ctx.assignments.get(dotted(n) or "", [])]
             for node in (n for v in values for n in ast.walk(v)):
                 if isinstance(node, ast.Call) and method(node) in {"parameters", "named_parameters"}:
                     names.add(dotted(receiver_of(node)) or "")
