@@ -381,3 +381,113 @@ def test_a_step_size_in_iterations_read_from_the_command_line_stays_quiet():
 
 def test_a_step_size_in_epochs_read_from_the_command_line_is_still_reported():
     assert codes(DEEPLAB.replace("default=10000", "default=30"), "TW113") == [("TW113", 11)]
+
+
+# --- TW110: a file saved in one function and loaded in another comes from another run --------
+
+# 1Konny/Beta-VAE solver.py: save_checkpoint() and load_checkpoint() write and read the same
+# path; the load resumes a run that may have used the GPU.
+BETA_VAE_LOAD = """\
+import torch
+class Solver(object):
+    def save_checkpoint(self, filename):
+        file_path = os.path.join(self.ckpt_dir, filename)
+        with open(file_path, mode='wb+') as f:
+            torch.save({'net': self.net.state_dict()}, f)
+    def load_checkpoint(self, filename):
+        file_path = os.path.join(self.ckpt_dir, filename)
+        checkpoint = torch.load(file_path)
+        self.net.load_state_dict(checkpoint['net'])
+    def cuda(self, use_cuda):
+        return self.net.cuda() if use_cuda else self.net
+"""
+
+
+def test_a_load_in_another_function_than_its_save_is_reported():
+    assert codes(BETA_VAE_LOAD, "TW110") == [("TW110", 9)]
+
+
+def test_a_reload_in_the_function_that_saved_stays_quiet():
+    source = """\
+import torch
+def train(model):
+    model.cuda()
+    torch.save(model.state_dict(), 'best.pt')
+    model.load_state_dict(torch.load('best.pt'))
+"""
+    assert codes(source, "TW110") == []
+
+
+def test_a_cpu_only_script_reloading_its_own_file_stays_quiet():
+    # MorvanZhou/PyTorch-Tutorial 304_save_reload.py: save() and restore_params() on the CPU.
+    source = BETA_VAE_LOAD.split("    def cuda(")[0]
+    assert codes(source, "TW110") == []
+
+
+# salesforce/awd-lstm-lm main.py: model_save(fn) and the cached corpus' `fn` are two files.
+AWD_CACHE = """\
+import torch
+def model_save(fn):
+    with open(fn, 'wb') as f:
+        torch.save([model, criterion, optimizer], f)
+if args.cuda:
+    model.cuda()
+fn = 'corpus.{}.data'.format(digest)
+if os.path.exists(fn):
+    corpus = torch.load(fn)
+else:
+    corpus = data.Corpus(args.data)
+    torch.save(corpus, fn)
+"""
+
+
+def test_a_bare_path_variable_names_a_file_only_in_its_function():
+    assert codes(AWD_CACHE, "TW110") == []
+
+
+# --- TW104: an evaluation loop that pulls its batches with next() ----------------------------
+
+# jwyang/faster-rcnn.pytorch test_net.py: the model runs in eval mode over every test image,
+# one next(data_iter) per step, with autograd on.
+NEXT_EVAL = """\
+import torch
+dataloader = torch.utils.data.DataLoader(dataset, batch_size=1, shuffle=False)
+data_iter = iter(dataloader)
+fasterRCNN.eval()
+for i in range(num_images):
+    data = next(data_iter)
+    im_data.data.resize_(data[0].size()).copy_(data[0])
+    rois, cls_prob, bbox_pred = fasterRCNN(im_data, im_info, gt_boxes, num_boxes)
+"""
+
+
+def test_an_evaluation_loop_fed_by_next_is_reported():
+    assert codes(NEXT_EVAL, "TW104") == [("TW104", 5)]
+
+
+def test_a_training_loop_fed_by_next_is_not_an_evaluation():
+    training = NEXT_EVAL + "    loss = rois.sum()\n    loss.backward()\n    optimizer.step()\n"
+    assert codes(training.replace("fasterRCNN.eval()", "fasterRCNN.train()"), "TW104") == []
+
+
+# --- TW125: a module-level load read by a function defined above it --------------------------
+
+# salesforce/awd-lstm-lm pointer.py: evaluate() is defined first, the whole model loaded below,
+# then evaluate() called.
+AWD_POINTER = """\
+import torch
+def evaluate(data_source, batch_size=10):
+    model.eval()
+    return model(data_source)
+with open(args.save, 'rb') as f:
+    model = torch.load(f)
+val_loss = evaluate(val_data, test_batch_size)
+"""
+
+
+def test_a_function_defined_above_and_called_after_the_load_reads_it():
+    assert codes(AWD_POINTER, "TW125") == [("TW125", 6)]
+
+
+def test_a_function_never_called_after_the_load_does_not_count():
+    assert codes(AWD_POINTER.replace("val_loss = evaluate(val_data, test_batch_size)\n", ""), "TW125") == []

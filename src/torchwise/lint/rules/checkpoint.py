@@ -30,7 +30,7 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
     copy onto GPU 0.
     Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
     Cannot see: where the file was saved. It stays quiet for a path this file saved earlier
-    in the same run (reloaded on the device that wrote it; a formatted name counts by its
+    in the same function (reloaded on the device that wrote it; a formatted name counts by its
     template, ``"{}.pkl".format(epoch)``) or only ever saves non-weights
     (a cache of host tensors), and, in a script that never mentions a GPU, for
     loads that are not weights (data tensors made on the CPU); a checkpoint written by
@@ -97,7 +97,9 @@ def _file_argument(call: ast.Call) -> ast.expr | None:
 def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
     """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path,
     and a formatted name reads as its template (``'{}.pkl'.format(epoch)`` and
-    ``'{}.pkl'.format(best_epoch)`` name files of one family)."""
+    ``'{}.pkl'.format(best_epoch)`` name files of one family). A bare variable names a file
+    only within its function: awd-lstm's ``model_save(fn)`` and the module's cached-corpus
+    ``fn`` are different files."""
     if node is None:
         return None
     if isinstance(node, ast.Name):
@@ -106,7 +108,14 @@ def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
                 for item in ancestor.items:
                     opened = item.context_expr
                     if dotted(item.optional_vars) == node.id and isinstance(opened, ast.Call) and opened.args:
-                        return _template(opened.args[0])
+                        node = opened.args[0]
+                        break
+    if isinstance(node, ast.Name):
+        scope = ctx.scope_of(node)
+        given = [v for v in ctx.assignments.get(node.id, []) if ctx.scope_of(v) is scope]
+        if len(given) == 1:  # file_path = os.path.join(self.ckpt_dir, filename) (Beta-VAE)
+            return _template(given[0])
+        return f"{node.id} in {id(scope)}"
     return _template(node)
 
 
@@ -137,9 +146,27 @@ def _saved_here(ctx: FileContext, load: ast.Call) -> bool:
     it), or only ever with tensors that are not weights (a cache of host data)."""
     path = _path_text(ctx, _file_argument(load))
     saves = [save for save, saved in _saves(ctx) if path is not None and saved == path]
-    if any(position(save) < position(load) for save in saves):
+    if any(_same_run_before(ctx, save, load) for save in saves):
         return True
+    if saves and not ctx.mentions_accelerator:
+        return True  # written by this CPU-only script: host tensors load anywhere
     return bool(saves) and not any(_saves_weights(ctx, save) for save in saves)
+
+
+def _same_run_before(ctx: FileContext, save: ast.Call, load: ast.Call) -> bool:
+    """The save runs before the load in one run: earlier in the same function, or in a function
+    that a caller runs before the load's (``train_rnn(); sample()``). A save in
+    ``save_checkpoint()`` and a load in ``load_checkpoint()`` with no such order belong to
+    different runs (Beta-VAE's solver resumes from another one)."""
+    saving, loading = ctx.scope_of(save), ctx.scope_of(load)
+    if saving is loading:
+        return position(save) < position(load)
+    for caller in {ctx.scope_of(c) for c in ctx.calls if ctx.callee(c) is loading}:
+        first_save = min((position(c) for c in ctx.calls_in(caller) if ctx.callee(c) is saving), default=None)
+        first_load = min((position(c) for c in ctx.calls_in(caller) if ctx.callee(c) is loading), default=None)
+        if first_save is not None and first_load is not None and first_save < first_load:
+            return True
+    return False
 
 
 def _saves_weights(ctx: FileContext, save: ast.Call) -> bool:
@@ -180,7 +207,7 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
             if dotted(node.value.value) in names and position(node) > position(load):
                 names |= {dotted(t) for t in node.targets} - {None}
     for call in _calls_reading(ctx, scope, names):
-        if position(call) <= position(load):
+        if not _runs_after(ctx, call, load, scope):
             continue
         if dotted(call.func) in names:
             return f"{dotted(call.func)}(...)"
@@ -212,6 +239,16 @@ def _run_by_callee(ctx: FileContext, call: ast.Call, names: set[str | None]) -> 
             ):
                 return f"{function.name}() runs it as {ast.unparse(inner.func)}(...)"
     return None
+
+
+def _runs_after(ctx: FileContext, call: ast.Call, load: ast.Call, scope: ast.AST) -> bool:
+    """``call`` comes after ``load`` in its scope, or sits in a function defined after the load
+    or called after it (awd-lstm's pointer.py defines ``evaluate()`` above the module-level
+    load and calls it below)."""
+    if ctx.scope_of(call) is scope or position(call) > position(load):
+        return position(call) > position(load)
+    function = ctx.function(call)
+    return any(ctx.callee(c) is function and position(c) > position(load) for c in ctx.calls_in(scope))
 
 
 def _calls_reading(ctx: FileContext, scope: ast.AST, names: set[str | None]) -> list[ast.Call]:

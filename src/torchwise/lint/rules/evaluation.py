@@ -102,15 +102,43 @@ def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
     return ctx.memo("evaluation_loops", lambda: list(_find_evaluation_loops(ctx)))
 
 
+def _pulled_loaders(ctx: FileContext, loop: ast.AST) -> list[str]:
+    """Loaders a loop pulls batches from with ``next(it)``, ``it = iter(loader)``: jwyang's
+    faster-rcnn test_net.py walks ``for i in range(num_images): data = next(data_iter)``."""
+    pulled = []
+    for call in ctx.calls_in(loop):
+        if dotted(call.func) != "next" or not call.args:
+            continue
+        for made in ctx.assignments.get(dotted(call.args[0]) or "", []):
+            if isinstance(made, ast.Call) and dotted(made.func) == "iter" and made.args:
+                source = made.args[0]
+                if ctx.kind(source) == "loader" or ctx.data_names(source):
+                    pulled.append(dotted(source) or "loader")
+    return pulled
+
+
+def _switched_models(ctx: FileContext) -> set[str]:
+    """Names switched with ``x.eval()`` / ``x.train()``: modules, whatever they are called
+    (faster-rcnn's ``fasterRCNN = vgg16(...)``)."""
+
+    def collect() -> set[str]:
+        return {dotted(receiver_of(c)) or "" for c in ctx.calls if _direct_mode(ctx, c)} - {""}
+
+    return ctx.memo("switched_models", collect)
+
+
 def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
     for loop, iterable in _data_loops(ctx):
         names = ctx.data_names(iterable)
+        if not names and isinstance(loop, ast.For):
+            names = _pulled_loaders(ctx, loop)
         if not names:
             continue
         reached = ctx.reached_calls(loop)
         if any(_uses_gradients(ctx, c) for c in reached):
             continue
-        if not any(ctx.kind(c.func) == "model" for c in ctx.calls_in(loop)):
+        switched = _switched_models(ctx)
+        if not any(ctx.kind(c.func) == "model" or dotted(c.func) in switched for c in ctx.calls_in(loop)):
             continue
         no_grad = _grad_disabled(ctx, loop)
         function = ctx.function(loop)
