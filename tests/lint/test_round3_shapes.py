@@ -491,3 +491,49 @@ def test_a_function_defined_above_and_called_after_the_load_reads_it():
 
 def test_a_function_never_called_after_the_load_does_not_count():
     assert codes(AWD_POINTER.replace("val_loss = evaluate(val_data, test_batch_size)\n", ""), "TW125") == []
+
+
+# --- TW131: an option whose help says it continues training ----------------------------------
+
+# NVIDIA/apex examples/dcgan/main_amp.py (and pytorch/examples' dcgan): --netG is "path to netG
+# (to continue training)", yet only the weights come back.
+DCGAN = """\
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument('--netG', default='', help="path to netG (to continue training)")
+opt = parser.parse_args()
+netG = Generator(ngpu)
+if opt.netG != '':
+    netG.load_state_dict(torch.load(opt.netG))
+optimizerG = torch.optim.Adam(netG.parameters(), lr=opt.lr, betas=(opt.beta1, 0.999))
+"""
+
+
+def test_an_option_that_continues_training_is_a_resume():
+    assert codes(DCGAN, "TW131") == [("TW131", 8)]
+
+
+def test_an_option_for_pretrained_weights_is_fine_tuning():
+    assert codes(DCGAN.replace("(to continue training)", "(pretrained weights)"), "TW131") == []
+
+
+# --- TW124: a model of layers that ignore the mode needs no eval() ---------------------------
+
+# MorvanZhou/PyTorch-Tutorial 304_save_reload.py: Linear, ReLU, Linear.
+RESTORE = """\
+import torch
+def restore_params():
+    net3 = torch.nn.Sequential(torch.nn.Linear(1, 10), torch.nn.ReLU(), torch.nn.Linear(10, 1))
+    net3.load_state_dict(torch.load('net_params.pkl'))
+    prediction = net3(x)
+"""
+
+
+def test_a_sequential_without_dropout_or_batch_norm_needs_no_eval():
+    assert codes(RESTORE, "TW124") == []
+
+
+def test_a_sequential_with_dropout_still_needs_eval():
+    source = RESTORE.replace("torch.nn.ReLU()", "torch.nn.Dropout(0.5)")
+    assert codes(source, "TW124") == [("TW124", 4)]

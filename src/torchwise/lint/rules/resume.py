@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, method, position, receiver
+from torchwise.lint.context import FileContext, dotted, keyword, method, position, receiver
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
@@ -16,12 +16,27 @@ _LOADS = frozenset({"load_state_dict", "load_weights", "load"})
 
 
 def in_resume(ctx: FileContext, node: ast.AST) -> bool:
-    """Inside a resume branch (``if args.resume:``) or function
+    """Inside a resume branch (``if args.resume:``, or an option whose help says so:
+    apex's dcgan ``--netG``, "path to netG (to continue training)") or function
     (``def resume():``, ``def load_checkpoint():``)."""
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, ast.If) and _RESUME_WORDS.search(ast.unparse(ancestor.test)):
+        if isinstance(ancestor, ast.If) and (
+            _RESUME_WORDS.search(ast.unparse(ancestor.test)) or _resume_option(ctx, ancestor.test)
+        ):
             return True
         if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and _RESUME_WORDS.search(ancestor.name):
+            return True
+    return False
+
+
+def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
+    """An ``if`` on a command-line option whose ``help=`` speaks of resuming."""
+    from torchwise.lint.rules.data import argparse_option
+
+    for node in ast.walk(test):
+        declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
+        text = keyword(declared, "help") if declared is not None else None
+        if isinstance(text, ast.Constant) and _RESUME_WORDS.search(str(text.value)):
             return True
     return False
 
@@ -42,8 +57,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     Fix: put ``optimizer.state_dict()`` (and ``scaler.state_dict()``) in the checkpoint and
     ``load_state_dict`` them where the weights are restored.
     It reports a ``model.load_state_dict`` (or ``load_weights``, or the model's own
-    ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``) in a
-    file that builds an optimizer or a GradScaler it never restores.
+    ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
+    ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
+    continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     Cannot see: state restored in another file or by a library (``accelerator.load_state``);
     a model loaded under another word (``if args.model:``, ``--pretrained``) is taken for
     fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
