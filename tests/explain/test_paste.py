@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from torchwise.explain.lookup import explain
-from torchwise.explain.paste import Paste, unwrapped
+from torchwise.explain.paste import Frame, Paste, unwrapped, user_frame
 
 MESSAGE_FIRST = (
     "RuntimeError: Expected all tensors to be on the same device, but found at least two devices,"
@@ -93,3 +93,30 @@ def test_launcher_and_quote_prefixes_do_not_hide_what_a_line_is():
         "**RuntimeError: DataLoader worker (pid 7579) is killed by signal: Bus error.\n"
     )
     assert Paste(text).kinds == ["frame", "frame", "error", "error", "error", "other"]
+
+
+def test_the_users_frame_is_the_last_one_outside_installed_code():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n    main()\n'
+        '  File "/home/me/proj/lib/data.py", line 40, in __getitem__\n    x = self.cache[key]\n'
+        '  File "/usr/lib/python3.10/random.py", line 482, in sample\n    raise ValueError("x")\n'
+        '  File "C:\\Python39\\lib\\site-packages\\torch\\serialization.py", line 3, in save\n    f()\n'
+        "ValueError: x\n"
+    )
+    # a project's own lib/ folder is the user's; the standard library and site-packages are not
+    assert user_frame(text) == Frame("/home/me/proj/lib/data.py", 40, "__getitem__", "x = self.cache[key]")
+    assert user_frame(text, text.index('  File "/home/me')) == Frame("train.py", 12, "<module>", "main()")
+    assert user_frame(text).place == "data.py:40 in __getitem__"
+
+
+def test_ipython_and_cut_short_frames_are_read_with_their_source_line():
+    ipython = (
+        "<ipython-input-14-e6> in learning()\n    101 \n--> 103     x = sample['input']\n\n"
+        "IndexError: too many indices\n"
+    )
+    assert user_frame(ipython).line == 103 and user_frame(ipython).source == "x = sample['input']"
+    cut = '\\proj\\data.py", line 188, in collate_fn\n    a, b = zip(*batch)\nValueError: x\n'
+    assert user_frame(cut).function == "collate_fn" and user_frame(cut).source == "a, b = zip(*batch)"
+    console = '  File "/opt/py/bin/accelerate", line 8, in <module>\n    sys.exit(main())\n'
+    assert user_frame(console) is None  # an installed console script is not the user's code

@@ -63,6 +63,9 @@ def _hanging(label: str, text: str, width: int) -> list[str]:
 
 
 Builder = Callable[[re.Match[str], str], Explanation]
+# Whether the rest of the paste bears the entry out (the frame that raised is the user's own
+# code, its source line holds the key the message names): a guard read before the entry is chosen.
+Guard = Callable[[re.Match[str], str], bool]
 
 
 @dataclass(frozen=True)
@@ -76,11 +79,12 @@ class KnownError:
     # A catch-all message (a device-side assert, a cuBLAS failure) that is usually the echo of an
     # earlier, more specific error: any specific match in the same text wins over it.
     generic: bool = False
+    when: Guard | None = None
 
     def last_match(self, text: str) -> re.Match[str] | None:
         """The last place the message occurs: in a long log the final occurrence is the one
         that stopped the run."""
-        matches = list(self.regex.finditer(text))
+        matches = [m for m in self.regex.finditer(text) if self.when is None or self.when(m, text)]
         return matches[-1] if matches else None
 
     def explain(self, text: str, match: re.Match[str] | None = None) -> Explanation | None:
@@ -106,9 +110,15 @@ def _line_at(text: str, position: int) -> str:
 
 
 def known(
-    error_id: str, pattern: str, build: Builder, flags: int = 0, *, generic: bool = False
+    error_id: str,
+    pattern: str,
+    build: Builder,
+    flags: int = 0,
+    *,
+    generic: bool = False,
+    when: Guard | None = None,
 ) -> KnownError:
-    return KnownError(error_id, re.compile(pattern, flags), build, generic)
+    return KnownError(error_id, re.compile(pattern, flags), build, generic, when)
 
 
 def answer(*, title: str, meaning: str, cause: str, fix: str) -> Explanation:

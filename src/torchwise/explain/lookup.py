@@ -14,7 +14,10 @@ GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
 Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
 memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
-files) and ``install_errors`` (importing torch, torchvision and compiled extensions). How a
+files) and ``install_errors`` (importing torch, torchvision and compiled extensions); last, the errors
+Python raises in the user's own code, read from the traceback's frame in their file:
+``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
+missing key, an unpacking of the wrong count, a None) and ``index_errors``. How a
 paste is read (which line is the error) is ``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
@@ -31,19 +34,24 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     autograd_errors,
+    call_errors,
+    checkpoint_file_errors,
     code_errors,
     compile_errors,
     device_errors,
     distributed_errors,
     huggingface_errors,
+    index_errors,
     install_errors,
     layer_errors,
     loss_errors,
+    package_errors,
     python_errors,
     runtime_errors,
     setup_errors,
     shape_errors,
     tensor_errors,
+    user_code_errors,
     worker_errors,
 )
 from torchwise.explain.paste import Paste, unwrapped
@@ -63,7 +71,12 @@ KNOWN: list[KnownError] = [
     *compile_errors.KNOWN,
     *runtime_errors.KNOWN,
     *setup_errors.KNOWN,
+    *checkpoint_file_errors.KNOWN,
+    *package_errors.KNOWN,
     *install_errors.KNOWN,
+    *call_errors.KNOWN,
+    *user_code_errors.KNOWN,
+    *index_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".

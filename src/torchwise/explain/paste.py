@@ -13,6 +13,8 @@ frame's source line (``raise RuntimeError("...")``) or in a suggestion. Pure tex
 'RuntimeError: boom'
 >>> paste.kind_at(paste.text.index("loss.backward"))
 'frame'
+>>> user_frame(paste.text)
+Frame(file='train.py', line=3, function='<module>', source='loss.backward()')
 """
 
 from __future__ import annotations
@@ -117,6 +119,95 @@ def _kinds(lines: list[str]) -> list[str]:
             in_suggestion = in_suggestion and bool(line.strip())
         kinds.append(kind)
     return kinds
+
+
+# A frame's header: CPython's '  File "x.py", line 3, in f', IPython 8's "File ~/x.py:3, in f(...)",
+# IPython 7's "<ipython-input-1-ab> in f(...)"; the source line under it, IPython's "---> 12 x = f()".
+FRAME_HEADER = re.compile(
+    r"""^\s*(?:File\ "(?P<file>[^"]+)",\ line\ (?P<line>\d+),\ in\ (?P<function>\S+)
+      | File\ (?P<file2>[^\s:][^:]*):(?P<line2>\d+),\ in\ (?P<function2>[\w<>.]+)
+      | (?P<file3><ipython-input-[^>]*>)\ in\ (?P<function3>[\w<>.]+)\(
+      | (?P<file4>[^"\s][^"]*)",\ line\ (?P<line4>\d+),\ in\ (?P<function4>\S+))  # cut short""",
+    re.VERBOSE,
+)
+IPYTHON_ARROW = re.compile(r"^\s*-+>\s*(\d+)\s(.*)$")
+# Where installed code lives: site-packages, the standard library, compiled modules.
+LIBRARY = re.compile(
+    r"site-packages|dist-packages|[\\/]lib[\\/]python\d|[Pp]ython\d+[\\/][Ll]ib[\\/]|<frozen|\.pyx$"
+    r"|^<(?:string|stdin|__array_function__)|[\\/]bin[\\/][\w-]+$"  # and console scripts (bin/accelerate)
+)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One traceback frame: the file, the line number, the function and its source line."""
+
+    file: str
+    line: int
+    function: str
+    source: str
+
+    @property
+    def in_library(self) -> bool:
+        return bool(LIBRARY.search(self.file))
+
+    @property
+    def place(self) -> str:
+        """``file:line in function``, for an answer that points at the line."""
+        name = re.split(r"[\\/]", self.file)[-1]
+        where = f" in {self.function}" if self.function not in ("<module>", "") else ""
+        return f"{name}:{self.line}{where}"
+
+
+def frames(text: str) -> list[tuple[int, Frame]]:
+    """Every traceback frame in ``text`` with the position it starts at, in order."""
+    found: list[tuple[int, Frame]] = []
+    lines = text.split("\n")
+    position = 0
+    for number, raw in enumerate(lines):
+        line = PREFIX.sub("", raw)
+        header = FRAME_HEADER.match(line)
+        if header:
+            file = header["file"] or header["file2"] or header["file3"] or header["file4"]
+            line_number = int(header["line"] or header["line2"] or header["line4"] or 0)
+            function = (header["function"] or header["function2"] or header["function3"]
+                        or header["function4"])
+            source = _source_under(lines, number)
+            if source and not line_number:
+                arrow = IPYTHON_ARROW.match(source[1])
+                line_number = int(arrow.group(1)) if arrow else 0
+            found.append((position, Frame(file, line_number, function, source[0] if source else "")))
+        position += len(raw) + 1
+    return found
+
+
+def _source_under(lines: list[str], number: int) -> tuple[str, str] | None:
+    """The source line printed under the frame header at ``number`` (IPython: the ``--->`` one)."""
+    for raw in lines[number + 1 : number + 12]:
+        line = PREFIX.sub("", raw)
+        if FRAME_HEADER.match(line) or EXCEPTION.search(line):
+            return None
+        arrow = IPYTHON_ARROW.match(line)
+        if arrow:
+            return arrow.group(2).strip(), line
+        if line.strip() and not MARKER.match(line) and not IPYTHON_SOURCE.match(line):
+            return line.strip(), line
+    return None
+
+
+def user_frame(text: str, before: int | None = None) -> Frame | None:
+    """The last frame in the user's own code (not an installed package or the standard
+    library) that starts before ``before``: the line of their code that raised, or that called
+    into the library that raised."""
+    candidates = [frame for start, frame in frames(text) if before is None or start < before]
+    own = [frame for frame in candidates if not frame.in_library]
+    return own[-1] if own else None
+
+
+def last_frame(text: str, before: int | None = None) -> Frame | None:
+    """The last frame that starts before ``before``, wherever its file is."""
+    candidates = [frame for start, frame in frames(text) if before is None or start < before]
+    return candidates[-1] if candidates else None
 
 
 def unwrapped(text: str, *, width: int = 60) -> str | None:

@@ -264,7 +264,35 @@ def _rnn_backward_eval(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _legacy_function(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="An autograd Function written in the pre-1.3 style",
+        meaning=(
+            "The model uses a torch.autograd.Function whose forward is an instance method; torch"
+            " now requires a static forward(ctx, ...) and backward(ctx, ...), called through"
+            " Function.apply."
+        ),
+        cause=(
+            "The project's code (a Detect, ROI or custom layer Function) was written for torch"
+            " before 1.3: an instance is built with its settings, then called with the data."
+            " Adding @staticmethod alone is not enough: the call then reaches forward without"
+            " its inputs (forward() missing ... arguments)."
+        ),
+        fix=(
+            "Rewrite it as @staticmethod def forward(ctx, ...) / def backward(ctx, ...) and call"
+            " it as MyFunction.apply(data..., settings...) with every argument at the call (or"
+            " make it an nn.Module if it needs no custom backward); or use the torch version the"
+            " project pins."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "legacy-autograd-function",
+        r"Legacy autograd function with non-static forward method is deprecated",
+        _legacy_function,
+    ),
     known(
         "backward-twice",
         r"Trying to backward through the graph a second time",

@@ -302,6 +302,34 @@ def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
     return _dtype_answer(dtype(weight_type), dtype(input_type))
 
 
+def _legacy_devices(match: re.Match[str], text: str) -> Explanation:
+    """torch 0.4-1.x wordings of a device clash; the same type names can also differ by dtype."""
+    groups = {name: (value or "").replace("\n", "") for name, value in match.groupdict().items()}
+    if groups["expected"]:
+        expected, found, argument = groups["expected"], groups["found"], groups["argument"]
+
+        def device(tensor_type: str) -> str:
+            return "cuda" if ".cuda." in tensor_type else "cpu"
+
+        if device(expected) == device(found):
+            name = lambda tensor_type: tensor_type.rsplit(".", 1)[-1].removesuffix("Tensor")  # noqa: E731
+            return _dtype_answer(name(expected), name(found))
+        return _device_answer(device(found), device(expected), which=f" ({argument} is {found})")
+    backend, got = groups["backend"] or groups["backend_b"], groups["got"] or groups["got_b"]
+    if backend:
+        if backend == got and groups["dtype"] != groups["got_dtype"]:
+            return _dtype_answer(groups["dtype"], groups["got_dtype"])
+        which = f" ({groups['argument2']} is on {got})" if groups["argument2"] else ""
+        return _device_answer(got.lower(), backend.lower(), which=which)
+    if groups["on"]:
+        on, wanted = (name.lower().replace("gpu", "cuda") for name in (groups["on"], groups["wanted"]))
+        return _device_answer(on, wanted, which=f" ({groups['argument3']} is on {groups['on']})")
+    # "the current device": the other side may be the CPU or another GPU than torch.cuda.current_device()
+    return _device_answer(
+        "the CPU or another GPU", "the current GPU", which=" (an embedding's weight and the indices it looks up)"
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "linear-shapes",
@@ -320,6 +348,20 @@ KNOWN: list[KnownError] = [
         r" ([\w:]+) and ([\w:]+)"
         r"|got (\w+) is on ([\w:]+), different from other tensors on ([\w:]+))",
         _two_devices,
+    ),
+    known(
+        "two-devices",
+        # older wordings; a terminal may have broken a type name across lines ("torch.Flo\natTensor")
+        r"Expected object of type (?:Variable\[)?(?P<expected>torch\.[\w.]+(?:\n[\w.]+)?)\]? but found type"
+        r" (?:Variable\[)?(?P<found>torch\.[\w.]+(?:\n[\w.]+)?)\]? for argument #\d+ '(?P<argument>\w+)'"
+        r"|expected backend (?P<backend>\w+) and dtype (?P<dtype>\w+) but got backend (?P<got>\w+)"
+        r" and dtype (?P<got_dtype>\w+)"
+        r"|Expected object of backend (?P<backend_b>\w+) but got backend (?P<got_b>\w+) for argument"
+        r" #\d+ '(?P<argument2>\w+)'"
+        r"|Tensor for argument #\d+ '(?P<argument3>\w+)' is on (?P<on>CPU|GPU|CUDA), but expected it"
+        r" to be on (?P<wanted>CPU|GPU|CUDA)"
+        r"|Input, output and indices must be on the current device",
+        _legacy_devices,
     ),
     known(
         "input-weight-type",

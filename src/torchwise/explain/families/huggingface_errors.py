@@ -1,5 +1,5 @@
-"""Known errors from training with Hugging Face transformers: a tokenizer that cannot pad, and
-a Trainer whose model returned no loss.
+"""Known errors from training with Hugging Face transformers and Lightning: a tokenizer that cannot pad,
+a Trainer whose model returned no loss, a Lightning older than the torch it runs with.
 
 Both come from the data, not the model: the batches lack what the model or the collator needs.
 """
@@ -76,7 +76,33 @@ def _no_loss(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _lightning_scheduler(match: re.Match[str], text: str) -> Explanation:
+    scheduler = match.group(1)
+    return answer(
+        title=f"Lightning does not recognise the scheduler {scheduler}",
+        meaning=(
+            "Lightning checks that configure_optimizers returns an LR scheduler by its class;"
+            f" it found {scheduler} not to be one."
+        ),
+        cause=(
+            "The installed pytorch_lightning is older than the installed torch: before Lightning"
+            " 1.9 it checks for torch.optim.lr_scheduler._LRScheduler, and torch 2.0 derives the"
+            " schedulers from a new base class, LRScheduler."
+        ),
+        fix=(
+            "Upgrade Lightning to a release that knows torch 2 (pip install -U"
+            " pytorch-lightning), or keep the versions the project pins (torch < 2.0 with the old"
+            " Lightning)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "lightning-invalid-scheduler",
+        r"The provided lr scheduler \"?<?(?:torch\.optim\.lr_scheduler\.)?(\w+)[^\n]*\"? is invalid",
+        _lightning_scheduler,
+    ),
     known(
         "hf-no-pad-token",
         r"Asking to pad but the tokenizer does not have a padding token"

@@ -341,7 +341,7 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "torch-attribute-missing",
-        r"module '(torch(?:\.\w+)*)' has no attribute '(\w+)'",
+        r"module '(torch(?:\.\w+)*)' has no attribute '(\w+)'?",  # the closing quote may be lost
         _torch_attribute,
     ),
 ]

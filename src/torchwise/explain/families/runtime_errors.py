@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.paste import user_frame
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -125,6 +126,21 @@ def _cudnn(match: re.Match[str], text: str) -> Explanation:
 
 
 def _cublas(match: re.Match[str], text: str) -> Explanation:
+    if match.group(3):  # torch <= 1.0's wording of CUBLAS_STATUS_EXECUTION_FAILED
+        return answer(
+            title="A cuBLAS matrix multiply could not run on this GPU",
+            meaning="cuBLAS reported that its GPU program failed to execute (THCBlas, torch 1.0 and older).",
+            cause=(
+                "With these old builds, almost always a GPU newer than the CUDA the torch was built"
+                " with: a build for CUDA 9 has no kernels for an RTX 20xx (Turing needs CUDA 10 or"
+                " later; an RTX 30xx needs CUDA 11)."
+            ),
+            fix=(
+                "Install a torch built for a CUDA that supports the card (CUDA 10+ for RTX 20xx,"
+                " 11+ for RTX 30xx); check with python -c \"import torch; print(torch.version.cuda,"
+                " torch.cuda.get_device_name())\"."
+            ),
+        )
     status, call = match.group(1), match.group(2) or "a cuBLAS call"
     memory = status in ("NOT_INITIALIZED", "ALLOC_FAILED")
     return answer(
@@ -272,17 +288,23 @@ def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
 
 
 def _no_gpus(match: re.Match[str], text: str) -> Explanation:
+    frame = user_frame(text, match.start())
+    at = f" (at {frame.place}: {frame.source})" if frame and re.search(r"\.cuda\(|cuda", frame.source) else ""
     return answer(
         title="torch sees no CUDA GPU",
         meaning="The driver answered, but no GPU is visible to this process.",
         cause=(
-            "CUDA_VISIBLE_DEVICES names a GPU that does not exist (a script that sets"
-            " os.environ['CUDA_VISIBLE_DEVICES'] = '1' on a one-GPU machine), or a container"
-            " started without GPU access (docker run --gpus all)."
+            f"The code moves something to the GPU unconditionally{at} on a machine or notebook"
+            " runtime that has no usable GPU; or CUDA_VISIBLE_DEVICES names a GPU that does not"
+            " exist (a script that sets os.environ['CUDA_VISIBLE_DEVICES'] = '1' on a one-GPU"
+            " machine); or a container started without GPU access (docker run --gpus all)."
         ),
         fix=(
-            "Remove or correct CUDA_VISIBLE_DEVICES (indices start at 0: nvidia-smi -L lists"
-            " them); start containers with --gpus all. torchwise doctor shows what torch sees."
+            "Without a GPU, choose the device instead of hard-coding it: device ="
+            " torch.device('cuda' if torch.cuda.is_available() else 'cpu') and .to(device) (or the"
+            " script's own --device cpu option). With one, remove or correct CUDA_VISIBLE_DEVICES"
+            " (indices start at 0: nvidia-smi -L lists them) and start containers with --gpus"
+            " all. torchwise doctor shows what torch sees."
         ),
     )
 
@@ -317,7 +339,8 @@ KNOWN: list[KnownError] = [
     known("no-cuda-gpus", r"No CUDA GPUs are available", _no_gpus),
     known(
         "cublas-failed",
-        r"CUBLAS_STATUS_(\w+)(?: when calling `?'?(\w+))?",
+        r"CUBLAS_STATUS_(\w+)(?: when calling `?'?(\w+))?"
+        r"|cublas runtime error : (the GPU program failed to execute)",
         _cublas,
         generic=True,
     ),

@@ -36,14 +36,29 @@ def _size_mismatch(match: re.Match[str], text: str) -> Explanation:
     if {a, b} == {1, 3}:
         cause = "A grayscale image (1 channel) meets 3-channel values (Normalize mean/std or RGB data)."
         fix = 'Convert images when loading: Image.open(path).convert("RGB"), or give Normalize one mean/std.'
-    elif abs(a - b) == 1:
+    elif abs(a - b) == 1 and re.search(r"mask|attn|attention|past_key|position_ids|causal", text, re.I):
         cause = (
-            "Sizes one apart come from an odd image or sequence size through pooling and"
-            " upsampling (or strided convs): one path rounds down, the other does not."
+            "A sequence length one apart in attention: a mask, position ids or key/value cache"
+            " built for one token more or fewer than the sequence, typically model code written"
+            " for another transformers version than the installed one (they disagree on counting"
+            " a cached or special token)."
         )
         fix = (
-            "Use input sizes that are a multiple of 2**(number of downsamplings), or resize one"
-            " tensor to the other before combining (F.interpolate(x, size=y.shape[-2:]))."
+            "Install the transformers version the project pins (its requirements file); print the"
+            " shapes of the input ids and the mask just before the call, and build the mask from"
+            " the input's own length."
+        )
+    elif abs(a - b) == 1:
+        cause = (
+            "Two paths computed this length differently by one: in a CNN, an odd image size"
+            " through pooling and upsampling (or strided convs), where one path rounds down and"
+            " the other does not; in a sequence model, one tensor counting a token (a start"
+            " token, a cache entry) that the other does not."
+        )
+        fix = (
+            "Print both shapes before the failing line. For images use sizes that are a multiple"
+            " of 2**(number of downsamplings), or resize one tensor to the other before combining"
+            " (F.interpolate(x, size=y.shape[-2:])); for sequences build both from one length."
         )
     else:
         cause = (

@@ -13,6 +13,7 @@ import math
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, shape
+from torchwise.explain.paste import user_frame
 
 
 def _what_arrived(sizes: list[int], elements: int) -> str:
@@ -209,6 +210,144 @@ def _zero_dim_index(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _index_dtype(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="A tensor used as an index is not an integer or bool tensor",
+        meaning="Indexing x[idx] takes int64 (long), int, byte or bool index tensors; this index is a float tensor.",
+        cause=(
+            "The positions were computed in floating point (a division, a rounding with"
+            " torch.round/floor, coordinates scaled by a stride) and kept their float dtype."
+        ),
+        fix="Convert the index before using it: x[idx.long()] (for coordinates, idx = (pos / stride).floor().long()).",
+    )
+
+
+def _dtype_not_torch(match: re.Match[str], text: str) -> Explanation:
+    function, kind = match.group(1), match.group(2)
+    return answer(
+        title=f"{function}() got a {kind} as dtype, not a torch.dtype",
+        meaning=(
+            f"The dtype argument of {function} must be a torch.dtype (torch.float32, torch.int64);"
+            f" it got a Python {kind}."
+        ),
+        cause=(
+            "A Python or NumPy type was passed as the dtype: float, int, bool, np.float32 or"
+            " np.int64 (a NumPy dtype object is not a torch.dtype either)."
+        ),
+        fix=(
+            "Pass the torch dtype: torch.tensor(data, dtype=torch.float32) (torch.int64 for int,"
+            " torch.bool for bool); where the code maps NumPy dtypes, convert with"
+            " torch.from_numpy(np.zeros(0, dtype)).dtype."
+        ),
+    )
+
+
+def _distribution_constraint(match: re.Match[str], text: str) -> Explanation:
+    parameter, distribution, constraint = match.group(1), match.group(2), match.group(3)
+    return answer(
+        title=f"{distribution}'s {parameter} has values outside {constraint}",
+        meaning=(
+            f"torch.distributions checks its parameters: {distribution}(..., {parameter}=...) got"
+            f" a tensor with entries that break {constraint} (the values printed)."
+        ),
+        cause=(
+            f"The network's output used as {parameter} has a NaN, or a zero where it must be"
+            " positive: training diverged (a NaN loss earlier), or the output is not forced into"
+            " range (a std from a plain Linear, or exp/softplus that underflows to 0)."
+        ),
+        fix=(
+            f"Make {parameter} valid by construction: scale = F.softplus(raw) + 1e-5 (or"
+            " raw.exp().clamp_min(1e-5)); find where NaNs start (torch.autograd.set_detect_anomaly,"
+            " a lower learning rate, gradient clipping)."
+        ),
+    )
+
+
+def _mixed_dtype_cpu(match: re.Match[str], text: str) -> Explanation:
+    wanted = match.group(1)
+    return answer(
+        title=f"A normalisation layer on the CPU got a 16-bit input with {wanted} parameters",
+        meaning=(
+            f"mixed dtype (CPU): a LayerNorm/GroupNorm/BatchNorm kernel on the CPU got an input in"
+            f" Half or BFloat16 while its weights are {wanted} (or the other way round)."
+        ),
+        cause=(
+            "The model runs on the CPU with a 16-bit dtype in part of it: a half/bf16 input or a"
+            " partly converted model (a GPU recipe with fp16/bf16 that fell back to the CPU)."
+        ),
+        fix=(
+            "Use one dtype on the CPU: model.float() and x.float() (or model.to(torch.bfloat16) and"
+            " the input alike), or run under torch.autocast('cpu', dtype=torch.bfloat16); on a GPU"
+            " check that the model really moved there."
+        ),
+    )
+
+
+def _dim_out_of_range(match: re.Match[str], text: str) -> Explanation:
+    low, high, got = int(match.group(1)), int(match.group(2)), int(match.group(3))
+    dims = high + 1
+    if dims == 1:
+        cause = (
+            "A 1-D tensor is treated as 2-D: class indices of shape [N] passed where one-hot or"
+            " logits [N, C] are expected (torch.max(y, 1), y.argmax(1), softmax(dim=1) on labels"
+            " that already are indices), or a batch dimension lost (a single sample, a squeeze)."
+        )
+        fix = (
+            "Print x.shape before the line; if the labels are already class indices, use them as"
+            " they are (loss_fn(out, y)); for one sample add the batch dimension (x.unsqueeze(0));"
+            " or reduce over dim 0 / -1."
+        )
+    else:
+        cause = (
+            f"The tensor has {dims} dimensions, fewer than the code assumes: a batch or channel"
+            " dimension missing (an unbatched input, a squeeze, a reduction without keepdim)."
+        )
+        fix = (
+            f"Print x.shape before the line and use a dim from {low} to {high}, or add the missing"
+            " dimension (x.unsqueeze(0))."
+        )
+    return answer(
+        title=f"dim={got} for a tensor with {dims} dimension(s)",
+        meaning=f"An operation was given dimension {got}; this tensor has {dims}, so dims run from {low} to {high}.",
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _legacy_index_range(match: re.Match[str], text: str) -> Explanation:
+    frame = user_frame(text, match.start())
+    at = f" at {frame.place}: {frame.source}" if frame else ""
+    return answer(
+        title="An index is past the end of the dimension it indexes (torch before 1.0)",
+        meaning=(
+            f"An indexing operation{at} (index_select, gather, an embedding lookup, x[idx] with"
+            " an index tensor) got an index at least as large as that dimension; old torch prints"
+            " neither the index nor the size."
+        ),
+        cause=(
+            "The indices do not belong to this tensor: a label or token id at least the number of"
+            " classes or the vocabulary size, or an index column taken from the wrong place."
+        ),
+        fix=(
+            "Print idx.min(), idx.max() and x.size(dim) just before the line and find where the"
+            " larger index comes from."
+        ),
+    )
+
+
+def _summary_tensor(match: re.Match[str], text: str) -> Explanation:
+    value = match.group(1)
+    return answer(
+        title=f"A tensor was logged where a Python number is needed: {value}",
+        meaning=(
+            "TensorBoard's scalar summary field (Value.simple_value) holds a Python float; it got"
+            f" the tensor {value}."
+        ),
+        cause="add_scalar (or a logger that calls it) was given a loss or metric tensor instead of its value.",
+        fix="Log the number: writer.add_scalar('loss', loss.item(), step) (float(x) for any 0-dim tensor).",
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "view-size-invalid",
@@ -240,4 +379,32 @@ KNOWN: list[KnownError] = [
         _half_overflow,
     ),
     known("zero-dim-index", r"invalid index of a 0-dim tensor", _zero_dim_index),
+    known("index-tensor-dtype", r"tensors used as indices must be long, (?:int, )?byte or bool tensors", _index_dtype),
+    known("dtype-not-torch", r"(\w+)\(\): argument 'dtype' must be torch\.dtype, not (\w+)", _dtype_not_torch),
+    known(
+        "distribution-constraint",
+        r"Expected parameter (\w+) \((?:[^()]|\([^()]*\))*\) of distribution (\w+)\(.*?\) to satisfy the constraint"
+        r" ([\w.]+\([^)]*\)|\w+)",
+        _distribution_constraint,
+    ),
+    known(
+        "mixed-dtype-cpu",
+        r"mixed dtype \(CPU\): expect (?:parameter|input) to have scalar type of (\w+)",
+        _mixed_dtype_cpu,
+    ),
+    known(
+        "dim-out-of-range",
+        r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)",
+        _dim_out_of_range,
+    ),
+    known(
+        "legacy-index-range",
+        r"index out of range at \S*TH\w*[/\\]generic[/\\]THTensorMath\.c",
+        _legacy_index_range,
+    ),
+    known(
+        "summary-tensor",
+        r"(tensor\([^)]*\)) has type <class 'torch\.Tensor'>, but expected one of: [^\n]*simple_value",
+        _summary_tensor,
+    ),
 ]

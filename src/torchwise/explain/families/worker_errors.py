@@ -75,11 +75,37 @@ def _pickle_in_save(name: str, unpicklable: str | None) -> Explanation:
     )
 
 
+def _pickle_unknown(name: str) -> Explanation:
+    return answer(
+        title=f"{name} cannot be pickled",
+        meaning=(
+            "Pickle stores functions by their importable name; a lambda or a function defined"
+            " inside another function has none, so whatever holds it cannot be pickled."
+        ),
+        cause=(
+            f"{name} is a lambda or a function made inside a function, kept by an object that"
+            " something pickles: a module that stores it (self.act = lambda ...) in a model saved"
+            " whole with torch.save(model) or copied with copy.deepcopy, or a transform or"
+            " collate_fn sent to DataLoader workers (num_workers > 0 with spawn)."
+        ),
+        fix=(
+            "Define it at module level or as a class with __call__ (an activation as an"
+            " nn.Module, e.g. nn.GELU()); save model.state_dict() rather than the whole model;"
+            " for DataLoader workers, num_workers=0 avoids pickling meanwhile."
+        ),
+    )
+
+
 def _pickle_local(match: re.Match[str], text: str) -> Explanation:
     unpicklable = match.group(3)
     name = match.group(1) or match.group(2) or unpicklable or "a lambda"
     if not IN_WORKERS.search(text) and (unpicklable or IN_SAVE.search(text)):
         return _pickle_in_save(name, unpicklable)
+    # nothing says who pickled it: a local class is most often a Dataset sent to the workers,
+    # but a lambda may as well sit in a model that is saved or copied, so do not guess
+    local_class = re.search(r"<locals>\.[A-Z]\w*'?$", name) is not None
+    if not IN_WORKERS.search(text) and not local_class and "Can't get local object" not in text:
+        return _pickle_unknown(name)
     return answer(
         title=f"A DataLoader worker could not receive {name}",
         meaning=(
@@ -244,7 +270,27 @@ def _worker_exited(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _shm_manager(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="torch_shm_manager could not be started",
+        meaning=(
+            "DataLoader workers hand batches over in shared memory, set up by the torch_shm_manager"
+            " program that ships in torch/bin; starting it failed."
+        ),
+        cause=(
+            "The program cannot run: the install lost its execute permission (copied or unpacked"
+            " without modes, a read-only or noexec mount), or the install is broken."
+        ),
+        fix=(
+            "Make it executable (chmod +x $(python -c \"import torch, os;"
+            " print(os.path.join(os.path.dirname(torch.__file__), 'bin', 'torch_shm_manager'))\"))"
+            " or reinstall torch; num_workers=0 avoids it meanwhile."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known("shm-manager", r"error executing torch_shm_manager", _shm_manager),
     known(
         "pickle-local-object",
         # "Cannot pickle" in some wordings; a paste may lose the closing quote

@@ -1,0 +1,248 @@
+"""Known errors where the code calls something differently from how it is defined: a method
+given more arguments than its definition takes, a keyword the installed version of a class no
+longer (or not yet) accepts, a forward that nn.DataParallel called without its inputs, a base-class placeholder that
+raises NotImplementedError, ``model.module`` on a model that is not wrapped.
+
+As in ``user_code_errors``, the traceback decides: the call site (the user's frame) gives the
+arguments passed, the frames' paths give the library, and the frame that raised gives the
+method that was never implemented.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.paste import frames, last_frame, user_frame
+
+# torch's own placeholders have their own entries (forward-not-implemented).
+OWN_PLACEHOLDERS = {"forward", "_forward_unimplemented"}
+
+
+def _arguments_at(source: str, name: str) -> int | None:
+    """How many arguments ``source`` passes in its call to ``name`` (top-level commas); a method
+    stored under another name (``self.collate_fn = self.__collate_fn``) is the line's last call."""
+    start = re.search(rf"\b{re.escape(name)}\s*\(", source)
+    if start is None:
+        calls = list(re.finditer(r"\.\s*\w+\s*\(", source))
+        if not calls:
+            return None
+        start = calls[-1]
+    depth, count, seen = 1, 0, False
+    for char in source[start.end() :]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return count + 1 if seen else 0
+        elif char == "," and depth == 1:
+            count += 1
+        elif not char.isspace() and depth == 1:
+            seen = True
+    return None  # the call goes on past this line
+
+
+def _method_arguments(match: re.Match[str], text: str) -> Explanation:
+    name, takes, given = match.group(2), int(match.group(3)), int(match.group(4))
+    calls = [frame for _, frame in frames(text[: match.start()])]
+    site = calls[-1] if calls else None
+    passed = _arguments_at(site.source, name) if site else None
+    method = site is not None and re.search(r"\.\s*\w+\s*\(", site.source) is not None
+    place = site.place if site else "the call"
+    if method and passed == takes and given == takes + 1:
+        return answer(
+            title=f"{name} is defined without self but called as a method",
+            meaning=(
+                f"{place} calls {name} with {passed} argument(s); Python adds the object itself"
+                f" as the first one, hence {given} given to a definition that takes {takes}."
+            ),
+            cause=(
+                f"{name} is written inside a class without a self parameter (a collate_fn or"
+                " helper moved into a class), so calling it through the object passes one"
+                " argument too many."
+            ),
+            fix="Add self as its first parameter, mark it @staticmethod, or define it at module level.",
+        )
+    counted = f"{passed} argument(s)" if passed is not None else f"{given} arguments (Python's count)"
+    return answer(
+        title=f"{name} takes {takes} positional argument(s) but was given {given}",
+        meaning=(
+            f"{place} calls {name} with {counted}; its definition takes {takes}"
+            + (" counting self." if method else ".")
+        ),
+        cause=(
+            "The call and the definition do not match: they come from different versions of the"
+            " code or library (a method whose parameters changed, a call written for another"
+            " class or script), or the call passes an extra value."
+        ),
+        fix=(
+            f"Call {name} with the arguments its def line lists (print(inspect.signature(...)))"
+            " or use the entry point the project documents for this task; where a library calls"
+            " it, install the version the code was written for."
+        ),
+    )
+
+
+def _library_of(text: str, before: int) -> str | None:
+    """The installed package whose frame raised, from its path: site-packages/<package>/..."""
+    for _, frame in reversed(frames(text[:before])):
+        found = re.search(r"(?:site|dist)-packages[\\/]([A-Za-z_]\w*)", frame.file)
+        if found:
+            return found.group(1)
+    return None
+
+
+def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
+    owner, function, argument = match.group(1), match.group(2), match.group(3)
+    what = f"{owner}.{function}" if owner and function != "__init__" else (owner or function)
+    library = _library_of(text, match.start())
+    of = f" of {library}" if library else " of the library"
+    lightning = argument == "gpus" and (owner in (None, "Trainer") or "lightning" in text.lower())
+    if function == "forward":
+        cause = (
+            f"The module's forward does not declare {argument}: a batch dict unpacked into"
+            f" model(**batch) holds a key this model does not take (labels for a model without a"
+            f" task head, token_type_ids for a model that has none), or a wrapper passes it."
+        )
+        fix = (
+            f"Pass only the keys forward declares (print(inspect.signature(model.forward))): drop"
+            f" '{argument}' from the batch, or use the model class that takes it (a"
+            f" ...ForSequenceClassification head for labels)."
+        )
+    elif lightning:
+        cause = (
+            "PyTorch Lightning 2.0 removed Trainer(gpus=...); the code was written for"
+            " Lightning 1.x."
+        )
+        fix = (
+            "Write Trainer(accelerator='gpu', devices=N) (devices='auto' for all), or install the"
+            " Lightning the project pins (pip install 'pytorch-lightning<2.0')."
+        )
+    else:
+        cause = (
+            f"The installed version{of} does not take '{argument}' there: the code, or a config"
+            " file passed in as keyword arguments, was written for another version, in which the"
+            " argument existed (renamed or removed since) or was added later than the installed"
+            " release."
+        )
+        fix = (
+            f"Install the version the code or config was written for (the project's requirements;"
+            f" pip show {library or '<package>'} shows the installed one), or change the call or"
+            f" config to the installed version's arguments."
+        )
+    return answer(
+        title=f"{what}() does not accept the keyword '{argument}'",
+        meaning=f"{what} was called with {argument}=..., which its installed definition does not declare.",
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _forward_missing(match: re.Match[str], text: str) -> Explanation:
+    names = (match.group(2) or "").replace("'", "")
+    return answer(
+        title=f"nn.DataParallel gave a replica no input ({names} missing)",
+        meaning=(
+            "nn.DataParallel splits each input tensor along dimension 0 across the GPUs and calls"
+            f" the module on every part; one replica was called without {names}."
+        ),
+        cause=(
+            "The batch holds fewer samples than there are GPUs (a last batch of 1), or the inputs"
+            " hold no tensors DataParallel can split (a list of strings, None, an empty batch from"
+            " the loader), so some GPU gets nothing."
+        ),
+        fix=(
+            "Print type and shape of what reaches the model; make the loader yield tensors, use"
+            " DataLoader(..., drop_last=True) or a batch of at least one sample per GPU; or run on"
+            " one GPU (CUDA_VISIBLE_DEVICES=0) or use DistributedDataParallel."
+        ),
+    )
+
+
+def _under_data_parallel(match: re.Match[str], text: str) -> bool:
+    # the message alone names no cause: answer only where the traceback shows DataParallel
+    return re.search(r"data_parallel\.py|parallel_apply", text[: match.start()]) is not None
+
+
+def _placeholder(match: re.Match[str], text: str) -> Explanation:
+    frame = last_frame(text, match.start())
+    assert frame is not None
+    function = frame.function
+    return answer(
+        title=f"{function}() is a placeholder that was never implemented ({frame.place})",
+        meaning=f"{function} raises NotImplementedError: a base class declares it for subclasses to fill in.",
+        cause=(
+            f"The class in use inherits {function} without overriding it: a subclass that leaves it"
+            " out, or a setting that makes the base class call it (evaluation during training, a"
+            " mode or backend) for a class that does not provide it."
+        ),
+        fix=(
+            f"Implement {function} in your subclass (the library's example scripts show one), or"
+            " turn off the feature that calls it."
+        ),
+    )
+
+
+def _is_placeholder(match: re.Match[str], text: str) -> bool:
+    frame = last_frame(text, match.start())
+    return (
+        frame is not None
+        and frame.source.startswith("raise NotImplementedError")
+        and frame.function not in OWN_PLACEHOLDERS
+        and not frame.function.startswith("__")
+    )
+
+
+def _not_wrapped(match: re.Match[str], text: str) -> Explanation:
+    kind = match.group(1)
+    frame = user_frame(text, match.start())
+    place = f" ({frame.place})" if frame else ""
+    return answer(
+        title=f"model.module on a {kind} that is not wrapped{place}",
+        meaning=(
+            "Only a model wrapped in nn.DataParallel or DistributedDataParallel has .module (the"
+            f" wrapper keeps the real model there); this {kind} is the model itself."
+        ),
+        cause=(
+            "The code was written for a wrapped model, and this run skipped the wrapping: one GPU"
+            " or the CPU, no distributed launch, or an option that turns it off."
+        ),
+        fix=(
+            "Unwrap only when wrapped: net = model.module if hasattr(model, 'module') else model,"
+            " and use net for state_dict() and attributes; or run the script the way it expects"
+            " (distributed, several GPUs)."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "method-arguments",
+        r"TypeError: (?:(\w+)\.)?(\w+)\(\) takes (\d+) positional arguments? but (\d+) (?:were|was) given",
+        _method_arguments,
+        generic=True,
+    ),
+    known(
+        "unexpected-keyword",
+        r"TypeError: (?:([\w.]+)\.)?(\w+)\(\) got an unexpected keyword argument '(\w+)'",
+        _unexpected_keyword,
+        generic=True,
+    ),
+    known(
+        "forward-missing-input",
+        r"(?:(\w+)\.)?forward\(\) missing \d+ required positional arguments?: ([^\n]+)",
+        _forward_missing,
+        generic=True,
+        when=_under_data_parallel,
+    ),
+    known(
+        "not-implemented-placeholder",
+        r"^\s*NotImplementedError\s*$",
+        _placeholder,
+        re.MULTILINE,
+        generic=True,
+        when=_is_placeholder,
+    ),
+    known("not-wrapped-module", r"'(\w+)' object has no attribute 'module'(?!\w)", _not_wrapped),
+]

@@ -1,0 +1,162 @@
+"""Known errors of indexing in the user's own code: an index past the end of a dimension (a
+batch smaller than the index, an off-by-one), more indices than a value has dimensions (a tensor
+indexed by name as if it were a dict), a list shorter than the index (an empty list of files).
+
+As in ``user_code_errors``, the user's frame decides: the index written on the line, the name
+it indexes, whether it reads the first element.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.families.user_code_errors import frame_of, raised_here
+
+
+def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
+    index, axis, dimension, size = int(match.group(1)), match.group(2), int(match.group(3)), int(match.group(4))
+    frame = frame_of(match, text)
+    place = frame.place if frame else "the line that raised"
+    literal = frame is not None and re.search(rf"\[\s*{index}\s*[,\]:]", frame.source)
+    if dimension == 0 and literal and size <= 8:
+        cause = (
+            f"Dimension 0 is the batch: the code takes sample {index} of every batch, but this"
+            f" batch holds only {size}. The last batch of an epoch is smaller when the dataset's"
+            " size is not a multiple of the batch size."
+        )
+        fix = (
+            "Index within the batch's real size (x[0], or loop over range(x.size(0))), or drop"
+            " the short last batch with DataLoader(..., drop_last=True)."
+        )
+    elif index == size:
+        cause = (
+            f"An off-by-one: valid indices run from 0 to {size - 1}, and {index} is one past the"
+            " end: a loop or counter that goes up to the length inclusive, or an array sized"
+            " one entry short of what reads it (a per-step schedule read once more than it has"
+            " steps)."
+        )
+        fix = (
+            f"Stop at {size - 1} (range(len(x)), not range(len(x) + 1)), or build the array with"
+            " as many entries as the loop reads; print the index and len(x) before that line."
+        )
+    else:
+        cause = (
+            f"The index was computed for a larger {('array' if axis == 'axis' else 'tensor')}"
+            f" than this one: a count, label or position of {index} or more where this one has"
+            f" {size} (a class id beyond the number of classes, a position past the sequence, a"
+            " batch smaller than assumed)."
+        )
+        fix = f"Print x.shape and the index before {place}, and find where the larger value comes from."
+    return answer(
+        title=f"Index {index} is past the end of {axis} {dimension} (size {size}) at {place}",
+        meaning=f"{place} asks for element {index} along {axis} {dimension}, which has {size} (0 to {size - 1}).",
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _too_many_indices(match: re.Match[str], text: str) -> Explanation:
+    dims = next(int(group) for group in (match.group(1), match.group(3), match.group(4)) if group)
+    frame = frame_of(match, text)
+    place = frame.place if frame else "the line that raised"
+    named = frame is not None and re.search(r"([\w.]+)\[\s*['\"](\w+)['\"]\s*\]", frame.source)
+    if named:
+        holder, key = named.group(1), named.group(2)
+        cause = (
+            f"{holder} is a {dims}-dimensional tensor or array, not the dict the line reads"
+            f" '{key}' from: what produces it (the dataset's __getitem__, a transform such as a"
+            " ToTensor class, or a collate_fn) returns a tensor (or a bare value) instead of the"
+            " dict of named entries."
+        )
+        fix = (
+            f"Print type({holder}) before that line and follow it back to the transform or"
+            " __getitem__ that returns it: make it return the dict (return sample), or index the"
+            " tensor by position."
+        )
+    else:
+        cause = (
+            f"The value has {dims} dimension(s), fewer than the code assumes: a batch of one that"
+            " was squeezed, a reduction (max, sum, argmax) that dropped a dimension (keepdim is"
+            " False by default), or labels of shape [N] indexed as [N, C]."
+        )
+        fix = (
+            f"Print x.shape before {place}; index with as many indices as it has dimensions, or"
+            " keep the dimension (keepdim=True, x.unsqueeze(dim))."
+        )
+    return answer(
+        title=f"A {dims}-dimensional value indexed with more indices than it has ({place})",
+        meaning=f"{place} indexes something with more positions than its {dims} dimension(s).",
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _list_index(match: re.Match[str], text: str) -> Explanation:
+    frame = frame_of(match, text)
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    source = frame.source if frame else text[line_start : match.start()]
+    at = f" ({frame.place})" if frame else ""
+    first = re.search(r"([\w.]+)\[\s*(?:0|-1)\s*\]", source)
+    if first:
+        holder = first.group(1)
+        return answer(
+            title=f"{holder} is empty{at}",
+            meaning=f"The line reads {first.group(0)}, and the list {holder} has no elements.",
+            cause=(
+                f"Nothing was put in {holder}: the files, datasets or results it collects were not"
+                " found (a wrong path or glob pattern, a folder layout other than the code expects,"
+                " a filter that removed everything), or the step that fills it did not run."
+            ),
+            fix=(
+                f"Print len({holder}) and what it is built from (the path, the pattern) before"
+                " that line; point it at the data (an absolute path) or fix the pattern."
+            ),
+        )
+    return answer(
+        title=f"A list is shorter than the index used on it{at}",
+        meaning="The line indexes a Python list at a position past its end.",
+        cause=(
+            "The list holds fewer items than the code assumes: fewer files, classes, GPUs or"
+            " outputs than a count from the config, or an index computed for another list."
+        ),
+        fix="Print len() of the list and the index before that line, and find which of the two is off.",
+    )
+
+
+def _indexes_a_list(match: re.Match[str], text: str) -> bool:
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    inline = re.search(r"\w\[\s*-?\w+\s*\]", text[line_start : match.start()])
+    return raised_here(match, text) or inline is not None
+
+
+def _frame_or_one_past(match: re.Match[str], text: str) -> bool:
+    # without the user's frame only "one past the end" says something the message does not
+    return raised_here(match, text) or match.group(1) == match.group(4)
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "index-past-end",
+        r"IndexError: index (-?\d+) is out of bounds for (dimension|axis) (\d+) with size (\d+)",
+        _out_of_bounds,
+        generic=True,
+        when=_frame_or_one_past,
+    ),
+    known(
+        "too-many-indices",
+        r"IndexError: too many indices for (?:tensor|array) of dimension (\d+)"
+        r"|IndexError: trying to index (\d+) dimensions of a (\d+) dimensional tensor"
+        r"|IndexError: too many indices for array: array is (\d+)-dimensional",
+        _too_many_indices,
+        generic=True,
+        when=raised_here,
+    ),
+    known(
+        "list-index",
+        r"IndexError: list index out of range",
+        _list_index,
+        generic=True,
+        when=_indexes_a_list,
+    ),
+]
