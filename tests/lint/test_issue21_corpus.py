@@ -82,7 +82,9 @@ def test_round3_working_half_stays_at_its_floor():
 
 
 @pytest.mark.parametrize(
-    "folder, found, warned, right", [(HELD_OUT, 8, 24, 20), (HELD_OUT_B, 20, 29, 29)], ids=["held-out", "held-out-b"]
+    "folder, found, warned, right",
+    [(HELD_OUT, 8, 24, 20), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 28, 23)],
+    ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):
     result = bench.load("lint_recall").measure(folder)
