@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, keyword, method, position, receiver
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.data import argparse_option
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
 # `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
@@ -31,8 +32,6 @@ def in_resume(ctx: FileContext, node: ast.AST) -> bool:
 
 def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
     """An ``if`` on a command-line option whose ``help=`` speaks of resuming."""
-    from torchwise.lint.rules.data import argparse_option
-
     for node in ast.walk(test):
         declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
         text = keyword(declared, "help") if declared is not None else None

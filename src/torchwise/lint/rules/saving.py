@@ -10,6 +10,8 @@ from torchwise.lint.context import FileContext, dotted, keyword, method, positio
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.evaluation import optimized_models
+from torchwise.lint.rules.resume import in_resume
 
 
 def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
@@ -160,9 +162,6 @@ def _resumes(ctx: FileContext) -> bool:
     model whose parameters an optimizer built here updates. Loading a frozen teacher or a
     pretrained backbone that is not trained is not a resume (RepDistiller's train_student.py
     loads only its teacher)."""
-    from torchwise.lint.rules.evaluation import optimized_models
-    from torchwise.lint.rules.resume import in_resume
-
     trained = optimized_models(ctx)
     for call in ctx.calls:
         if _RESUME_HELPERS.search(method(call) or dotted(call.func) or ""):
