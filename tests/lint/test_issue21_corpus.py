@@ -14,6 +14,7 @@ from . import bench
 HERE = Path(__file__).parent
 WORKED, HELD_OUT, HELD_OUT_B = HERE / "worked21", HERE / "heldout21", HERE / "heldout21b"
 WORKED_3, HELD_OUT_3 = HERE / "worked3", HERE / "heldout3"
+WORKED_4, HELD_OUT_4 = HERE / "worked4", HERE / "heldout4"
 _SOURCE = re.compile(
     r"^# Source: (?P<url>https://github\.com/[\w.-]+/[\w.-]+/blob/[0-9a-f]{40}/\S+\.py)\n"
     r"# Licence: (MIT|BSD-2-Clause|BSD-3-Clause|Apache-2\.0), "
@@ -23,8 +24,8 @@ KINDS = {"eval-grad", "resume-partial", "whole-module-save", "data0", "next-exha
 
 @pytest.mark.parametrize(
     "folder, scripts",
-    [(WORKED, 25), (HELD_OUT, 20), (HELD_OUT_B, 20), (WORKED_3, 21), (HELD_OUT_3, 20)],
-    ids=["worked", "held-out", "held-out-b", "worked-3", "held-out-3"],
+    [(WORKED, 25), (HELD_OUT, 20), (HELD_OUT_B, 20), (WORKED_3, 21), (HELD_OUT_3, 20), (WORKED_4, 9), (HELD_OUT_4, 11)],
+    ids=["worked", "held-out", "held-out-b", "worked-3", "held-out-3", "worked-4", "held-out-4"],
 )
 def test_each_script_names_its_source_and_has_a_verdict(folder, scripts):
     found = sorted(folder.glob("*.py"))
@@ -83,10 +84,31 @@ def test_round3_working_half_stays_at_its_floor():
 
 @pytest.mark.parametrize(
     "folder, found, warned, right",
-    [(HELD_OUT, 8, 24, 20), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 28, 23)],
+    # Round 4 lowered what a file cannot show to info (TW103 on models defined elsewhere) and
+    # re-judged Person_reID's four TW108 warnings true under TW108's settled rule.
+    [(HELD_OUT, 8, 24, 24), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 22, 22)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):
     result = bench.load("lint_recall").measure(folder)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     assert (len(result["found"]), result["warnings+errors"], len(result["right"])) == (found, warned, right)
+
+
+def test_round4_halves_share_no_repository_with_each_other_or_any_earlier_corpus():
+    earlier = set()
+    for folder in (WORKED, HELD_OUT, HELD_OUT_B, WORKED_3, HELD_OUT_3, HERE / "real", HERE / "corpus"):
+        for script in folder.rglob("*.py"):
+            head = script.read_text(encoding="utf-8")[:400]
+            earlier |= {r.lower() for r in re.findall(r"github\.com/([\w.-]+/[\w.-]+)", head)}
+    held, worked = _repositories(HELD_OUT_4), _repositories(WORKED_4)
+    assert (len(held), len(worked)) == (5, 5)
+    assert held.isdisjoint(worked)
+    assert not {r.lower() for r in held | worked} & earlier
+
+
+def test_round4_working_half_stays_at_its_floor():
+    result = bench.load("lint_recall").measure(WORKED_4)
+    assert result["unjudged"] == [], "judge new findings in the script's verdict file"
+    assert (result["bugs"], len(result["found"])) == (7, 1)
+    assert (result["warnings+errors"], len(result["right"])) == (5, 5)

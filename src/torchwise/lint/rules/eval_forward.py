@@ -92,9 +92,14 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     ``backward()``. ``Variable(x, volatile=True)`` does not count as no_grad (it has done
     nothing since torch 0.4), but it says the author wanted autograd off: a forward on such a
     Variable (or on a name last given one) is reported whatever the names around it.
-    Cannot see: a no_grad set by a caller in another file; an evaluation with neither a
-    volatile input nor evaluation-like data in a function with a neutral name (TW104 covers
-    loops over loaders); a volatile Variable that reaches the model through another value.
+    Where only the function's name says evaluation, its callers in this file decide: one whose
+    result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
+    stored actions for the loss).
+    Cannot see: a caller in another file (where only the function's name says evaluation and
+    nothing here calls it, it is reported as info); a no_grad set by such a caller; an
+    evaluation with neither a volatile input nor evaluation-like data in a function with a
+    neutral name (TW104 covers loops over loaders); a volatile Variable that reaches the model
+    through another value.
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
     """
@@ -117,11 +122,32 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             continue
         if function is not None and _called_only_under_no_grad(ctx, function):
             continue
+        sites = _call_sites(ctx, function) if function is not None else []
+        if in_eval_function and not (on_eval_data or volatile):
+            # Only the function's name says evaluation: its callers decide.
+            if any(_feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites):
+                continue  # PPO's evaluate(): its log-probs are the loss that update() backpropagates
+            if not sites:
+                what = f"{ast.unparse(call.func)}(...) evaluates with autograd on"
+                message = f"{what}, unless a caller outside this file turns it off"
+                yield Hit(call, message, level=Level.INFO)
+                continue
         if volatile:
             what = f"{ast.unparse(call.func)}(...) runs on Variable(volatile=True)"
             yield Hit(call, f"{what}, which does nothing since torch 0.4: autograd is on here")
         else:
             yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+
+
+def _call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """Calls of ``function`` in this file, by its name: ``evaluate(...)``, ``self.evaluate(...)``
+    or ``self.policy.evaluate(...)`` (a method of another class of this file)."""
+    return [
+        c
+        for c in ctx.calls
+        if (isinstance(c.func, ast.Name) and c.func.id == function.name)
+        or (isinstance(c.func, ast.Attribute) and c.func.attr == function.name)
+    ]
 
 
 def _volatile_input(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:

@@ -10,7 +10,7 @@ from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keywo
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.modes import mode_free
+from torchwise.lint.rules.modes import mode_dependent, mode_free
 
 # val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
@@ -162,11 +162,13 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``model.eval()`` before the loop, ``model.train()`` before training resumes.
     It also reports ``run_epoch(loader, train=False)`` of one function that trains under
     ``if train:`` and evaluates otherwise without ever switching mode.
-    Cannot see: models whose layers live in a package it cannot find (it reports them; a
-    model built here or in a module beside this file, ``from model import Net``, from layers
-    without dropout or batch norm is not reported), an ``eval()`` made by a
+    It warns only where this file (or a module beside it) shows the model has dropout or batch
+    norm (a layer of them, a ``self.training`` test, a torchvision/timm/transformers network).
+    A model built from layers without dropout or batch norm, or from ``from_pretrained``
+    (returned in eval mode), is not reported.
+    Cannot see: layers defined where it cannot read them (a package, a file not beside this
+    one): reported as info, since ``eval()`` may change nothing there; an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
-    A model from ``from_pretrained`` (returned in eval mode) is not reported.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -180,13 +182,22 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
         models = [c.func for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"]
         if all(mode_free(ctx, m) or _pretrained_in_eval_mode(ctx, m) for m in models):
             continue  # no dropout or batch norm, or already in eval mode: eval() changes nothing
-        yield Hit(loop, "evaluation loop runs the model without model.eval() before it")
+        yield _mode_hit(ctx, loop, models, "evaluation loop runs the model without model.eval() before it")
     for site, function in _shared_epoch_evaluations(ctx):
-        yield Hit(
-            site,
+        models = [c.func for c in ctx.calls_in(function) if ctx.kind(c.func) == "model"]
+        message = (
             f"{function.name}(...) evaluates here in the mode training left the model in: "
-            "nothing calls model.eval() on this path",
+            "nothing calls model.eval() on this path"
         )
+        yield _mode_hit(ctx, site, models, message)
+
+
+def _mode_hit(ctx: FileContext, node: ast.AST, models: list[ast.expr], message: str) -> Hit:
+    """A warning where the file shows a model with dropout or batch norm; info otherwise."""
+    if any(mode_dependent(ctx, m) for m in models):
+        return Hit(node, message)
+    outside = " (its layers are defined outside this file: eval() may change nothing)"
+    return Hit(node, message + outside, level=Level.INFO)
 
 
 _TRAIN_FLAGS = re.compile(r"^(is_)?train(ing)?$|^do_train$", re.I)
@@ -263,7 +274,9 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: a ``train()`` made in a helper of another file (it then reports the eval).
     A model the file never hands to an optimizer while it builds one for other models, and
     that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
-    frozen teacher), stays in eval on purpose and is not reported.
+    frozen teacher), stays in eval on purpose and is not reported; so does a model handed to a
+    helper that switches its parameter to eval when it is not the model the optimizer trains
+    (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch).
     """
     optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
@@ -275,12 +288,47 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
             continue
         for call in ctx.calls_in(loop):
             if call not in reported and _mode_of_call(ctx, call) == "eval":
-                switched = dotted(receiver_of(call)) if _direct_mode(ctx, call) else None
-                if optimized and switched and switched not in optimized and _only_inferred(ctx, switched, loop):
-                    continue  # never trained here: an EMA copy or a frozen teacher
+                if _direct_mode(ctx, call):
+                    switched = dotted(receiver_of(call))
+                    if optimized and switched and switched not in optimized and _only_inferred(ctx, switched, loop):
+                        continue  # never trained here: an EMA copy or a frozen teacher
+                else:
+                    handed = _argument_switched(ctx, call)
+                    if handed and handed not in optimized and _built_in(ctx, handed, loop):
+                        continue  # evaluate(eval_model, ...): a copy built here goes to eval, not the model trained
                 reported.add(call)
                 yield Hit(call, "model switched to eval() in the training loop and never back to train()")
                 break
+
+
+def _argument_switched(ctx: FileContext, call: ast.Call) -> str | None:
+    """The argument of ``helper(...)`` that the helper switches to eval mode, where it switches
+    one of its parameters (``def evaluate(model, ...): model.eval()``)."""
+    target = ctx.callee(call)
+    if target is None:
+        return None
+    params = [a.arg for a in target.args.args]
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    for inner in ctx.reached_calls(target, 1):
+        if _direct_mode(ctx, inner) != "eval":
+            continue
+        name = dotted(receiver_of(inner))
+        if name in params:
+            index = params.index(name)
+            given = next((k.value for k in call.keywords if k.arg == name), None)
+            if given is None and index < len(call.args):
+                given = call.args[index]
+            return dotted(given) if given is not None else None
+    return None
+
+
+def _built_in(ctx: FileContext, name: str, loop: ast.AST) -> bool:
+    """``name = Net(...)`` inside the loop: a fresh module each pass."""
+    return any(
+        isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(dotted(t) == name for t in n.targets)
+        for n in ctx.walk(loop)
+    )
 
 
 def _only_inferred(ctx: FileContext, model: str, loop: ast.AST) -> bool:

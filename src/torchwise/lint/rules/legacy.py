@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext
+from torchwise.lint.context import FileContext, method
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.legacy import PLACEHOLDER
 from torchwise.lint.registry import rule
@@ -23,7 +23,9 @@ def async_keyword(ctx: FileContext) -> Iterator[Hit]:
     Why: ``async`` became a reserved word in Python 3.7, so a script that passes ``async=True``
     to ``.cuda()`` (or ``.to()``) does not even start: Python stops at the first one with
     "invalid syntax". torch renamed the argument ``non_blocking`` in 0.4.
-    Fix: ``.cuda(non_blocking=True)``; ``torchwise lint --fix`` rewrites it.
+    Fix: ``.cuda(non_blocking=True)``; ``torchwise lint --fix`` rewrites it. An ``async=`` given
+    to any other call (DeepRL's ``ReplayWrapper(..., async=True)``) is the same syntax error, but
+    its new name is the library's (DeepRL's is ``async_replay``): lint says so and writes no fix.
     Lint reads the rest of such a file with the keyword renamed, so its other torch 0.3
     mistakes (``loss.data[0]``, ``Variable(x, volatile=True)``) are reported too.
     Cannot see: any other syntax error in the same file (lint then reports that one and stops,
@@ -32,9 +34,21 @@ def async_keyword(ctx: FileContext) -> Iterator[Hit]:
     renamed = {line for line, _ in ctx.renamed_async}
     for node in ctx.nodes:
         if isinstance(node, ast.keyword) and node.arg == PLACEHOLDER and node.lineno in renamed:
+            call = ctx.parents.get(node)
+            if not (isinstance(call, ast.Call) and method(call) in _TORCH_MOVES):
+                yield Hit(
+                    node,
+                    "async= is a syntax error since Python 3.7 (async is a reserved word): the file does not run",
+                    hint="rename the keyword to the one this function takes now: async is reserved since Python 3.7",
+                )
+                continue
             end = (node.lineno, node.col_offset + len(PLACEHOLDER))
             yield Hit(
                 node,
                 "async=True is a syntax error since Python 3.7 (torch 0.4 renamed it non_blocking)",
                 edits=(Edit((node.lineno, node.col_offset), end, "non_blocking"),),
             )
+
+
+# Tensor and module methods whose `async=` torch 0.4 renamed `non_blocking`.
+_TORCH_MOVES = frozenset({"cuda", "to", "cpu", "pin_memory", "copy_"})

@@ -184,6 +184,9 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``loss = loss / accumulation_steps`` before ``backward()``.
     It follows ``with amp.scale_loss(loss / k, optimizer) as scaled_loss:`` (apex) back to the
     loss handed in.
+    An optimizer built here with its learning rate divided by something (pytorch-YOLOv4's
+    ``lr=config.learning_rate / config.batch`` over summed losses) normalises the accumulated
+    gradient through the rate and is not reported.
     Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
     then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
     """
@@ -192,6 +195,8 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
         loops = ctx.loops(step)
         if not loops or not ctx.is_optimizer_step(step) or not ctx.under_modulo(step, loops[0]):
             continue
+        if _lr_divided(ctx, step):
+            continue  # lr = base_lr / batch: the summed gradient is normalised by the rate (darknet's way)
         scope = ctx.scope_of(step)
         guard = ctx.modulo_guard(step, loops[0])
         for call in ctx.calls_in(loops[0]):
@@ -206,6 +211,18 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
                     f"gradients accumulate until the step on line {step.lineno}, "
                     "but the loss is not divided by the accumulation steps",
                 )
+
+
+def _lr_divided(ctx: FileContext, step: ast.Call) -> bool:
+    """The stepped optimizer was built here with ``lr=a / b`` (keyword or second argument)."""
+    built = [v for v in ctx.assignments.get(dotted(receiver_of(step)) or "", []) if isinstance(v, ast.Call)]
+    for call in built:
+        rate = keyword(call, "lr")
+        if rate is None and len(call.args) > 1:
+            rate = call.args[1]
+        if isinstance(rate, ast.BinOp) and isinstance(rate.op, ast.Div):
+            return True
+    return False
 
 
 @rule("TW123", Level.WARNING, hint="use zero_grad(set_to_none=True) (the default) or p.grad = None")

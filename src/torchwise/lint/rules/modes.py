@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from torchwise.lint.context import FileContext, dotted
@@ -16,16 +17,55 @@ _MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|
 def mode_free(ctx: FileContext, model: ast.expr) -> bool:
     """Whether a model is built here from layers that behave the same in train and eval mode
     (``nn.Linear``, a local class of convolutions and ReLUs); False when it cannot tell."""
+    return mode_of(ctx, model) is False
+
+
+def mode_dependent(ctx: FileContext, model: ast.expr) -> bool:
+    """Whether this file (or a module beside it) shows the model has dropout or batch statistics:
+    a layer of them, a ``self.training`` test, or a model zoo's network (torchvision, timm,
+    transformers, pretrainedmodels), whose networks have them."""
+    return mode_of(ctx, model) is True
+
+
+def mode_of(ctx: FileContext, model: ast.expr) -> bool | None:
+    """True: ``model.eval()`` changes what it computes; False: it does not; None: its layers
+    are defined where this file cannot read them (an import from a package, a parameter)."""
     built = ctx.constructor(model)
     if built is None:
-        return False
+        return _zoo_subscript(ctx, model)
     if built == "torch.nn.Sequential":  # nn.Sequential(nn.Linear(1, 10), nn.ReLU(), ...): its layers decide
         made = [v for v in ctx.assignments.get(dotted(model) or "", []) if isinstance(v, ast.Call)]
         layers = made[-1].args if made else []
-        return bool(layers) and all(
-            isinstance(a, ast.Call) and _mode_free_class(ctx, ctx.qualname(a.func) or "", set()) for a in layers
-        )
-    return _mode_free_class(ctx, built, set())
+        if not layers or not all(isinstance(a, ast.Call) for a in layers):
+            return None
+        return _combine(_class_mode(ctx, ctx.qualname(a.func) or "", set()) for a in layers if isinstance(a, ast.Call))
+    return _class_mode(ctx, built, set())
+
+
+_MOVES = {"to", "cuda", "cpu", "eval"}
+
+# Model zoos whose networks (ResNets, VGGs, ViTs, BERTs) have batch norm or dropout.
+_ZOOS = ("torchvision.models", "timm", "transformers", "pretrainedmodels")
+
+
+def _zoo_subscript(ctx: FileContext, model: ast.expr) -> bool | None:
+    """``models.__dict__[args.arch](...)`` with ``models`` torchvision's zoo: mode-dependent."""
+    for value in reversed(ctx.assignments.get(dotted(model) or "", [])):
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
+            value = value.func.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Subscript):
+            return True if (ctx.qualname(value.func.value) or "").startswith(_ZOOS) else None
+        if isinstance(value, ast.Call):
+            return None
+    return None
+
+
+def _combine(modes: Iterable[bool | None]) -> bool | None:
+    """Dependent if any part is; mode-free only if every part is known to be."""
+    seen = list(modes)
+    if any(m is True for m in seen):
+        return True
+    return None if any(m is None for m in seen) else False
 
 
 def _sibling_module(ctx: FileContext, module: str) -> FileContext | None:
@@ -44,25 +84,30 @@ def _sibling_module(ctx: FileContext, module: str) -> FileContext | None:
     return ctx.memo(("sibling", module), parse) if candidate.is_file() else None
 
 
-def _mode_free_class(ctx: FileContext, built: str, seen: set[str]) -> bool:
+def _class_mode(ctx: FileContext, built: str, seen: set[str]) -> bool | None:
     last = built.rsplit(".", 1)[-1]
     if built.startswith("torch.nn.") and last != "Sequential":
-        return not _MODE_DEPENDENT.search(last)
+        return bool(_MODE_DEPENDENT.search(last))
+    if built.startswith(_ZOOS):
+        return True
     classes = {n.name: n for n in ctx.nodes if isinstance(n, ast.ClassDef)}
     if last not in classes and "." in built:
         sibling = _sibling_module(ctx, built.rsplit(".", 1)[0])
-        return sibling is not None and _mode_free_class(sibling, last, seen)
-    if last not in classes or last in seen:
-        return False
+        return None if sibling is None else _class_mode(sibling, last, seen)
+    if last in seen:
+        return False  # a cycle adds nothing
+    if last not in classes:
+        return None
     seen.add(last)
     body = classes[last]
     if any(isinstance(n, ast.Attribute) and n.attr == "training" for n in ast.walk(body)):
-        return False
+        return True
+    parts: list[bool | None] = []
     for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
         name = ctx.qualname(call.func) or ""
         if _MODE_DEPENDENT.search(name) or any(_MODE_DEPENDENT.search(k.arg or "") for k in call.keywords):
-            return False
+            return True
         tail = name.rsplit(".", 1)[-1]
-        if tail[:1].isupper() and tail != "super" and not _mode_free_class(ctx, name, seen):
-            return False
-    return True
+        if tail[:1].isupper() and tail != "super":
+            parts.append(_class_mode(ctx, name, seen))
+    return _combine(parts)

@@ -20,14 +20,29 @@ def in_resume(ctx: FileContext, node: ast.AST) -> bool:
     """Inside a resume branch (``if args.resume:``, or an option whose help says so:
     apex's dcgan ``--netG``, "path to netG (to continue training)") or function
     (``def resume():``, ``def load_checkpoint():``)."""
-    for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, ast.If) and (
-            _RESUME_WORDS.search(ast.unparse(ancestor.test)) or _resume_option(ctx, ancestor.test)
-        ):
-            return True
+    chain = list(ctx.ancestors(node))
+    children = [node, *chain[:-1]]  # the statement on the path just below each ancestor
+    resume_ifs = [
+        (a, child in a.body)
+        for a, child in zip(chain, children, strict=True)
+        if isinstance(a, ast.If) and _resume_test(ctx, a.test)
+    ]
+    if any(in_body == _negated(a.test) for a, in_body in resume_ifs):
+        return False  # the `else:` of `if resume:` (an `elif config.train.checkpoint:` fine-tune) starts afresh
+    if resume_ifs:
+        return True
+    for ancestor in chain:
         if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and _RESUME_WORDS.search(ancestor.name):
             return True
     return False
+
+
+def _resume_test(ctx: FileContext, test: ast.expr) -> bool:
+    return bool(_RESUME_WORDS.search(ast.unparse(test))) or _resume_option(ctx, test)
+
+
+def _negated(test: ast.expr) -> bool:
+    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
 
 
 def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
@@ -60,8 +75,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     Cannot see: state restored in another file or by a library (``accelerator.load_state``);
-    a model loaded under another word (``if args.model:``, ``--pretrained``) is taken for
-    fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
+    a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
+    of a resume branch (pytorch_image_classification's ``elif config.train.checkpoint:``), is
+    taken for fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
     resume must lose its place: stepped every batch, or stepped with a counter that is only
     ever set to a constant (``scheduler.step(train_step)``, ``train_step = 0``); an epoch
     scheduler rebuilt from the restored epoch is often right and is not reported.

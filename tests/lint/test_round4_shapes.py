@@ -1,0 +1,213 @@
+"""Issue 21, round 4: a warning or an error must be a bug. Shapes reduced from real scripts, each
+with its source, where a rule warned about what the file cannot show (a model's layers in
+another file, a caller, a copy built for evaluation); each says what lint now reports."""
+
+from __future__ import annotations
+
+from torchwise.lint.config import LintConfig
+from torchwise.lint.engine import lint_source
+from torchwise.lint.fix import fix_source
+
+
+def found(source: str, *select: str) -> list[tuple[str, int, str]]:
+    config = LintConfig(select=select) if select else None
+    return [(f.code, f.line, f.level.value) for f in lint_source(source, config=config)]
+
+
+# --- TW132: an evaluate() whose caller backpropagates its output is training ---------------
+
+# nikhilbarhate99/PPO-PyTorch PPO.py: ActorCritic.evaluate() scores the stored actions; PPO.update()
+# turns its log-probabilities into the loss it backpropagates.
+PPO = """\
+import torch
+class ActorCritic(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor = torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Softmax(dim=-1))
+        self.critic = torch.nn.Sequential(torch.nn.Linear(4, 1))
+
+    def evaluate(self, state, action):
+        action_probs = self.actor(state)
+        state_values = self.critic(state)
+        return action_probs, state_values
+
+class PPO:
+    def update(self):
+        for _ in range(self.K_epochs):
+            logprobs, state_values = self.policy.evaluate(old_states, old_actions)
+            loss = -logprobs + self.MseLoss(state_values, rewards)
+            self.optimizer.zero_grad()
+            loss.mean().backward()
+            self.optimizer.step()
+"""
+
+
+def test_an_evaluate_method_whose_caller_backpropagates_is_not_evaluation():
+    assert found(PPO, "TW132") == []
+
+
+def test_an_evaluate_function_nothing_here_calls_is_only_info():
+    # The same method with no caller in the file: whether autograd is on is the caller's business.
+    alone = PPO[: PPO.index("class PPO:")]
+    assert found(alone, "TW132") == [("TW132", 9, "info"), ("TW132", 10, "info")]
+
+
+def test_an_evaluate_function_called_for_its_numbers_still_warns():
+    called = PPO[: PPO.index("class PPO:")] + "scores = ActorCritic().evaluate(test_states, test_actions)\n"
+    assert found(called, "TW132") == [("TW132", 9, "warning"), ("TW132", 10, "warning")]
+
+
+# --- TW103: eval() matters only for layers the file can see --------------------------------
+
+# kevinzakka/recurrent-visual-attention trainer.py: the model comes from model.py, not beside
+# the file lint reads; its layers (linear, LSTM cells) have no dropout or batch norm.
+RVA = """\
+import torch
+from model import RecurrentAttention
+class Trainer:
+    def __init__(self):
+        self.model = RecurrentAttention(64, 3, 8)
+    def validate(self, epoch):
+        for i, (x, y) in enumerate(self.valid_loader):
+            log_probas = self.model(x)
+"""
+
+
+def test_a_model_whose_layers_are_in_another_file_is_only_info():
+    assert found(RVA, "TW103") == [("TW103", 7, "info")]
+
+
+def test_a_model_with_batch_norm_here_still_warns():
+    here = RVA.replace(
+        "from model import RecurrentAttention\n",
+        "class RecurrentAttention(torch.nn.Module):\n"
+        "    def __init__(self, a, b, c):\n"
+        "        super().__init__()\n"
+        "        self.bn = torch.nn.BatchNorm1d(a)\n",
+    )
+    assert found(here, "TW103") == [("TW103", 10, "warning")]
+
+
+def test_a_torchvision_network_has_batch_norm():
+    zoo = RVA.replace("from model import RecurrentAttention", "from torchvision.models import resnet18").replace(
+        "RecurrentAttention(64, 3, 8)", "resnet18()"
+    )
+    assert found(zoo, "TW103") == [("TW103", 7, "warning")]
+
+
+# --- TW105: a helper that switches a fresh copy to eval ------------------------------------
+
+# Tianxiaomo/pytorch-YOLOv4 train.py: each epoch builds eval_model, copies the weights into it
+# and hands it to evaluate(), which calls model.eval() on its parameter; `model` keeps training.
+YOLO_EVAL = """\
+import torch
+from models import Yolov4
+def train(model, train_loader, val_loader):
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    model.train()
+    for epoch in range(10):
+        for images, boxes in train_loader:
+            loss = model(images).sum()
+            loss.backward()
+            optimizer.step()
+        eval_model = Yolov4(inference=True)
+        eval_model.load_state_dict(model.state_dict())
+        evaluate(eval_model, val_loader)
+
+@torch.no_grad()
+def evaluate(model, data_loader):
+    model.eval()
+    return [model(x) for x in data_loader]
+"""
+
+
+def test_a_helper_evaluating_a_copy_built_each_epoch_leaves_the_model_training():
+    assert found(YOLO_EVAL, "TW105") == []
+
+
+def test_a_helper_evaluating_the_trained_model_still_warns():
+    same = YOLO_EVAL.replace("evaluate(eval_model, val_loader)", "evaluate(model, val_loader)")
+    assert found(same, "TW105") == [("TW105", 13, "warning")]
+
+
+# --- TW116: a summed loss normalised through the learning rate ------------------------------
+
+# Tianxiaomo/pytorch-YOLOv4 train.py: darknet's way, lr = learning_rate / batch over a loss
+# summed over every image of the subdivided batch.
+YOLO_ACCUMULATE = """\
+import torch
+def train(model, loader, config):
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.learning_rate / config.batch)
+    for i, (images, boxes) in enumerate(loader):
+        loss = model(images).sum()
+        loss.backward()
+        if i % config.subdivisions == 0:
+            optimizer.step()
+            model.zero_grad()
+"""
+
+
+def test_an_accumulation_normalised_by_the_learning_rate_is_quiet():
+    assert found(YOLO_ACCUMULATE, "TW116") == []
+
+
+def test_an_accumulation_with_a_plain_learning_rate_still_warns():
+    plain = YOLO_ACCUMULATE.replace("lr=config.learning_rate / config.batch", "lr=config.learning_rate")
+    assert found(plain, "TW116") == [("TW116", 6, "warning")]
+
+
+# --- TW131: the else of a resume branch starts afresh ---------------------------------------
+
+# hysts/pytorch_image_classification train.py: `if config.train.resume:` restores model,
+# optimizer and scheduler through fvcore's Checkpointer; `elif config.train.checkpoint != '':`
+# loads only the weights, to fine-tune.
+HYSTS = """\
+import torch
+from fvcore.common.checkpoint import Checkpointer
+model = create_model(config)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, 0.1, total_steps=1000)
+checkpointer = Checkpointer(model, optimizer=optimizer, scheduler=scheduler)
+if config.train.resume:
+    checkpoint_config = checkpointer.resume_or_load('', resume=True)
+elif config.train.checkpoint != '':
+    checkpoint = torch.load(config.train.checkpoint, map_location='cpu')
+    model.load_state_dict(checkpoint['model'])
+for x, y in loader:
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    scheduler.step()
+"""
+
+
+def test_a_weights_load_in_the_else_of_a_resume_branch_is_fine_tuning():
+    assert found(HYSTS, "TW131") == []
+
+
+def test_the_same_load_under_the_resume_branch_still_warns():
+    resume = "    checkpoint_config = checkpointer.resume_or_load('', resume=True)\n"
+    under = HYSTS.replace(resume + "elif config.train.checkpoint != '':\n", "")
+    assert found(under, "TW131") == [("TW131", 9, "warning")]
+
+
+# --- TW135: async= given to something other than a tensor's move ----------------------------
+
+# ShangtongZhang/DeepRL examples.py: ReplayWrapper(UniformReplay, replay_kwargs, async=True) is
+# the same syntax error, but DeepRL renamed its keyword async_replay, not non_blocking.
+DEEPRL = """\
+import torch
+config.replay_fn = lambda: ReplayWrapper(UniformReplay, replay_kwargs, async=True)
+batch = batch.cuda(async=True)
+"""
+
+
+def test_async_on_another_call_is_an_error_without_the_torch_fix():
+    findings = lint_source(DEEPRL, config=LintConfig(select=("TW135",)))
+    assert [(f.code, f.line, f.level.value) for f in findings] == [("TW135", 2, "error"), ("TW135", 3, "error")]
+    message = "async= is a syntax error since Python 3.7 (async is a reserved word): the file does not run"
+    assert findings[0].message == message
+    hint = "rename the keyword to the one this function takes now: async is reserved since Python 3.7"
+    assert findings[0].fix == hint
+    fixed, _ = fix_source(DEEPRL, config=LintConfig(select=("TW135",)))
+    assert "async=True)\nbatch = batch.cuda(non_blocking=True)" in fixed
