@@ -211,3 +211,77 @@ def test_async_on_another_call_is_an_error_without_the_torch_fix():
     assert findings[0].fix == hint
     fixed, _ = fix_source(DEEPRL, config=LintConfig(select=("TW135",)))
     assert "async=True)\nbatch = batch.cuda(non_blocking=True)" in fixed
+
+
+# --- TW132: the same evaluation call, under no_grad in one place and not in another ---------
+
+# xingyizhou/CenterNet src/main.py: the epoch loop runs trainer.val() under torch.no_grad();
+# the --test path runs the same call with autograd on.
+CENTERNET = """\
+import torch
+def main(opt):
+    trainer = Trainer(opt, model, optimizer)
+    if opt.test:
+        _, preds = trainer.val(0, val_loader)
+        return
+    for epoch in range(opt.num_epochs):
+        trainer.train(epoch, train_loader)
+        with torch.no_grad():
+            log_dict_val, preds = trainer.val(epoch, val_loader)
+"""
+
+
+def test_an_evaluation_call_the_file_guards_elsewhere_warns_where_it_is_not():
+    assert found(CENTERNET, "TW132") == [("TW132", 5, "warning")]
+    assert lint_source(CENTERNET, config=LintConfig(select=("TW132",)))[0].message == (
+        "trainer.val(...) runs with autograd on; line 10 runs it under torch.no_grad()"
+    )
+
+
+def test_a_mode_switch_or_a_training_loop_named_val_is_not_that_call():
+    # pytorch-original-transformer's train_val_loop(is_train=True) trains; stylegan2's g_ema.eval().
+    shapes = """\
+import torch
+def train_val_loop(is_train, loader):
+    for x in loader:
+        loss = model(x).sum()
+        if is_train:
+            loss.backward()
+train_val_loop(True, train_loader)
+g_ema.eval()
+with torch.no_grad():
+    train_val_loop(False, val_loader)
+    g_ema.eval()
+"""
+    assert found(shapes, "TW132") == []
+
+
+# --- TW104 and TW124: a caller or layers in another file -----------------------------------
+
+
+def test_an_evaluation_loop_in_a_function_nothing_here_calls_is_only_info():
+    # A trainer module's validate(), run by a main script in another file (CenterNet's trains/).
+    module = """\
+import torch
+class Trainer:
+    def validate(self, val_loader):
+        self.model.eval()
+        for x, y in val_loader:
+            self.model(x)
+"""
+    assert found(module, "TW104") == [("TW104", 5, "info")]
+    called = module + "Trainer().validate(loader)\n"
+    assert found(called, "TW104") == [("TW104", 5, "warning")]
+
+
+def test_loaded_weights_run_in_train_mode_warn_only_for_layers_the_file_shows():
+    script = """\
+import torch
+from model import Net
+net = Net()
+net.load_state_dict(torch.load("net.pth"))
+out = net(x)
+"""
+    assert found(script, "TW124") == [("TW124", 4, "info")]
+    zoo = script.replace("from model import Net", "from torchvision.models import resnet18 as Net")
+    assert found(zoo, "TW124") == [("TW124", 4, "warning")]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, method, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.callers import call_sites
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
 _EVAL_DATA_WORDS = re.compile(
@@ -92,6 +93,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     ``backward()``. ``Variable(x, volatile=True)`` does not count as no_grad (it has done
     nothing since torch 0.4), but it says the author wanted autograd off: a forward on such a
     Variable (or on a name last given one) is reported whatever the names around it.
+    An evaluation call (``trainer.val(...)``) that the file makes under no_grad in one place
+    and with autograd on in another is reported where autograd is on.
     Where only the function's name says evaluation, its callers in this file decide: one whose
     result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
     stored actions for the loss).
@@ -105,6 +108,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     """
     from torchwise.lint.rules.evaluation import evaluation_loops
 
+    yield from _unguarded_repeats(ctx)
     reported_loops = [loop for loop, no_grad in evaluation_loops(ctx) if not no_grad]
     for call in ctx.calls:
         if not _model_object(ctx, call.func) or ctx.under_no_grad(call):
@@ -122,7 +126,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             continue
         if function is not None and _called_only_under_no_grad(ctx, function):
             continue
-        sites = _call_sites(ctx, function) if function is not None else []
+        sites = call_sites(ctx, function) if function is not None else []
         if in_eval_function and not (on_eval_data or volatile):
             # Only the function's name says evaluation: its callers decide.
             if any(_feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites):
@@ -139,15 +143,36 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
 
 
-def _call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
-    """Calls of ``function`` in this file, by its name: ``evaluate(...)``, ``self.evaluate(...)``
-    or ``self.policy.evaluate(...)`` (a method of another class of this file)."""
-    return [
-        c
-        for c in ctx.calls
-        if (isinstance(c.func, ast.Name) and c.func.id == function.name)
-        or (isinstance(c.func, ast.Attribute) and c.func.attr == function.name)
-    ]
+def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
+    """``trainer.val(0, val_loader)`` with autograd on, where this file makes the same evaluation
+    call under ``torch.no_grad()`` elsewhere (CenterNet's main.py: the epoch loop wraps it, the
+    ``--test`` path does not): the file itself says the call needs no_grad."""
+    guarded: dict[str, ast.Call] = {}
+    for call in ctx.calls:
+        name = dotted(call.func)
+        if name and _evaluation_call(ctx, call) and ctx.under_no_grad(call):
+            guarded.setdefault(name, call)
+    for call in ctx.calls:
+        other = guarded.get(dotted(call.func) or "")
+        if other is None or other is call or ctx.under_no_grad(call):
+            continue
+        if _feeds_backward(ctx, call, ctx.scope_of(call)) or _grad_off_before(ctx, ctx.scope_of(call), call):
+            continue
+        function = ctx.function(call)
+        if function is not None and _called_only_under_no_grad(ctx, function):
+            continue
+        what = ast.unparse(call.func)
+        yield Hit(call, f"{what}(...) runs with autograd on; line {other.lineno} runs it under torch.no_grad()")
+
+
+def _evaluation_call(ctx: FileContext, call: ast.Call) -> bool:
+    """``trainer.val(...)``, ``evaluate(...)``: named for evaluation, not ``model.eval()`` (a mode
+    switch) nor a local ``train_val_loop(...)`` that trains (its backward decides)."""
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1]
+    if not _EVAL_DATA_WORDS.search(name) or name == "eval":
+        return False
+    callee = ctx.callee(call)
+    return callee is None or not ctx.has_backward(callee)
 
 
 def _volatile_input(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:

@@ -10,7 +10,8 @@ from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keywo
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.modes import mode_dependent, mode_free
+from torchwise.lint.rules.callers import used_here
+from torchwise.lint.rules.modes import mode_free, mode_hit
 
 # val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
@@ -182,22 +183,14 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
         models = [c.func for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"]
         if all(mode_free(ctx, m) or _pretrained_in_eval_mode(ctx, m) for m in models):
             continue  # no dropout or batch norm, or already in eval mode: eval() changes nothing
-        yield _mode_hit(ctx, loop, models, "evaluation loop runs the model without model.eval() before it")
+        yield mode_hit(ctx, loop, models, "evaluation loop runs the model without model.eval() before it")
     for site, function in _shared_epoch_evaluations(ctx):
         models = [c.func for c in ctx.calls_in(function) if ctx.kind(c.func) == "model"]
         message = (
             f"{function.name}(...) evaluates here in the mode training left the model in: "
             "nothing calls model.eval() on this path"
         )
-        yield _mode_hit(ctx, site, models, message)
-
-
-def _mode_hit(ctx: FileContext, node: ast.AST, models: list[ast.expr], message: str) -> Hit:
-    """A warning where the file shows a model with dropout or batch norm; info otherwise."""
-    if any(mode_dependent(ctx, m) for m in models):
-        return Hit(node, message)
-    outside = " (its layers are defined outside this file: eval() may change nothing)"
-    return Hit(node, message + outside, level=Level.INFO)
+        yield mode_hit(ctx, site, models, message)
 
 
 _TRAIN_FLAGS = re.compile(r"^(is_)?train(ing)?$|^do_train$", re.I)
@@ -256,12 +249,19 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     never comes: evaluation takes about twice the memory and runs slower.
     Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
     ``@torch.no_grad()`` decorator on the evaluation function.
-    Cannot see: a no_grad set by the caller in another file, or a loop it does not recognise
-    as evaluation (no data-like name, no eval()).
+    Cannot see: a no_grad set by a caller in another file (a loop in a function nothing in this
+    file calls or hands on is reported as info), or a loop it does not recognise as evaluation
+    (no data-like name, no eval()).
     """
     for loop, no_grad in evaluation_loops(ctx):
-        if not no_grad:
-            yield Hit(loop, "evaluation loop builds autograd graphs: no torch.no_grad() around it")
+        if no_grad:
+            continue
+        message = "evaluation loop builds autograd graphs: no torch.no_grad() around it"
+        function = ctx.function(loop)
+        if function is not None and not used_here(ctx, function):
+            yield Hit(loop, f"{message}, unless a caller outside this file turns it off", level=Level.INFO)
+        else:
+            yield Hit(loop, message)
 
 
 @rule("TW105", Level.WARNING, hint="call model.train() at the start of each epoch's training")
@@ -383,7 +383,8 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``model.eval()`` after ``load_state_dict`` (and run inference under no_grad).
     A model built here from layers without dropout or batch norm (``nn.Sequential(nn.Linear,
     nn.ReLU, ...)``) behaves the same in both modes and is not reported.
-    Cannot see: an eval() made inside the model's own methods or a helper of another file.
+    Cannot see: an eval() made inside the model's own methods or a helper of another file;
+    layers defined where it cannot read them (reported as info, as TW103 does).
     """
     for load in ctx.calls:
         model = receiver_of(load)
@@ -396,7 +397,5 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
             continue
         runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]
         if runs and last_mode_before(ctx, scope, runs[0]) != "eval" and not mode_free(ctx, model):
-            yield Hit(
-                load,
-                f"weights loaded, then {name} runs on line {runs[0].lineno} without {name}.eval()",
-            )
+            message = f"weights loaded, then {name} runs on line {runs[0].lineno} without {name}.eval()"
+            yield mode_hit(ctx, load, [model], message)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from torchwise.lint.context import FileContext, dotted
+from torchwise.lint.findings import Hit, Level
 
 # Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).
 _MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|dropout|batch_norm")
@@ -25,6 +26,14 @@ def mode_dependent(ctx: FileContext, model: ast.expr) -> bool:
     a layer of them, a ``self.training`` test, or a model zoo's network (torchvision, timm,
     transformers, pretrainedmodels), whose networks have them."""
     return mode_of(ctx, model) is True
+
+
+def mode_hit(ctx: FileContext, node: ast.AST, models: list[ast.expr], message: str) -> Hit:
+    """A warning where the file shows a model with dropout or batch norm; info otherwise."""
+    if any(mode_dependent(ctx, m) for m in models):
+        return Hit(node, message)
+    outside = " (its layers are defined outside this file: eval() may change nothing)"
+    return Hit(node, message + outside, level=Level.INFO)
 
 
 def mode_of(ctx: FileContext, model: ast.expr) -> bool | None:
