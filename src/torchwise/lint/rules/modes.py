@@ -24,7 +24,7 @@ def mode_free(ctx: FileContext, model: ast.expr) -> bool:
 def mode_dependent(ctx: FileContext, model: ast.expr) -> bool:
     """Whether this file (or a module beside it) shows the model has dropout or batch statistics:
     a layer of them, a ``self.training`` test, or a model zoo's network (torchvision, timm,
-    transformers, pretrainedmodels), whose networks have them."""
+    transformers), whose networks have them."""
     return mode_of(ctx, model) is True
 
 
@@ -54,7 +54,7 @@ def mode_of(ctx: FileContext, model: ast.expr) -> bool | None:
 _MOVES = {"to", "cuda", "cpu", "eval"}
 
 # Model zoos whose networks (ResNets, VGGs, ViTs, BERTs) have batch norm or dropout.
-_ZOOS = ("torchvision.models", "timm", "transformers", "pretrainedmodels")
+_ZOOS = ("torchvision.models", "timm", "transformers")
 
 
 def _zoo_subscript(ctx: FileContext, model: ast.expr) -> bool | None:
