@@ -285,3 +285,33 @@ out = net(x)
     assert found(script, "TW124") == [("TW124", 4, "info")]
     zoo = script.replace("from model import Net", "from torchvision.models import resnet18 as Net")
     assert found(zoo, "TW124") == [("TW124", 4, "warning")]
+
+
+# --- TW131: an optimizer handed to a helper of another file --------------------------------
+
+# The shape of xingyizhou/CenterNet src/main.py, whose models/model.py load_model(model, path,
+# optimizer, resume, ...) restores the optimizer where lint cannot read it.
+HANDED_ON = """\
+import torch
+from models.model import load_model
+model = create_model(opt.arch)
+optimizer = torch.optim.Adam(model.parameters(), opt.lr)
+if opt.resume:
+    model, optimizer, start_epoch = load_model(model, opt.load_model, optimizer)
+    model.load_state_dict(torch.load(opt.extra_weights))
+for x in loader:
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+"""
+
+
+def test_an_optimizer_handed_to_another_files_helper_in_the_resume_is_not_known_lost():
+    assert found(HANDED_ON, "TW131") == []
+
+
+def test_an_optimizer_only_printed_in_the_resume_is_still_lost():
+    printed = HANDED_ON.replace(
+        "model, optimizer, start_epoch = load_model(model, opt.load_model, optimizer)", "print(optimizer)"
+    )
+    assert found(printed, "TW131") == [("TW131", 7, "warning")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from collections.abc import Iterator
 
@@ -74,7 +75,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
-    Cannot see: state restored in another file or by a library (``accelerator.load_state``);
+    Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
+    helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
     of a resume branch (pytorch_image_classification's ``elif config.train.checkpoint:``), is
     taken for fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
@@ -83,6 +85,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     scheduler rebuilt from the restored epoch is often right and is not reported.
     """
     restored = {ctx.kind(receiver(c)) for c in ctx.calls if method(c) == "load_state_dict" or method(c) == "load_state"}
+    restored |= _handed_on(ctx)
     if any(method(c) == "load_state" for c in ctx.calls):
         return  # accelerator.load_state / a library's whole-state restore
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
@@ -99,6 +102,25 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         yield Hit(call, f"resume restores the weights but not the {what}" + _SCHEDULE_NOTE * ("scheduler" in missing))
 
 
+def _handed_on(ctx: FileContext) -> set[str | None]:
+    """Kinds of the values a resume branch hands to a function of another file
+    (``load_model(model, path, optimizer)``, ``restore_optimizer(optimizer, ckpt)``): that
+    function may restore them, and lint cannot read it."""
+    kinds: set[str | None] = set()
+    for call in ctx.calls:
+        if ctx.callee(call) is not None or not in_resume(ctx, call):
+            continue
+        name = ctx.qualname(call.func) or ""
+        if name.startswith("torch.") or name in _BUILTINS or method(call) in _LOGGING:
+            continue  # torch.save(model, ...), print(optimizer), logger.info(...) restore nothing
+        for value in [*call.args, *(k.value for k in call.keywords)]:
+            if dotted(value) is not None:
+                kinds.add(ctx.kind(value))
+    return kinds
+
+
+_BUILTINS = frozenset(dir(builtins))
+_LOGGING = frozenset({"info", "debug", "warning", "write", "log", "print"})
 _SCHEDULE_NOTE = " (its schedule, stepped per batch or from a counter that starts at 0, begins again)"
 
 
