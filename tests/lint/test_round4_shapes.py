@@ -315,3 +315,33 @@ def test_an_optimizer_only_printed_in_the_resume_is_still_lost():
         "model, optimizer, start_epoch = load_model(model, opt.load_model, optimizer)", "print(optimizer)"
     )
     assert found(printed, "TW131") == [("TW131", 7, "warning")]
+
+
+# --- TW113: a per-batch StepLR whose step size the file cannot read -------------------------
+
+# VainF/DeepLabV3Plus-Pytorch main.py (tests/lint/worked3) steps StepLR(step_size=opts.step_size)
+# every batch; its argparse default (10000) says iterations. Read from a config instead, the
+# unit is out of sight.
+DEEPLAB = """\
+import torch
+scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=cfg.step_size, gamma=0.1)
+for epoch in range(10):
+    for images, labels in train_loader:
+        optimizer.zero_grad()
+        model(images).sum().backward()
+        optimizer.step()
+        scheduler.step()
+"""
+
+
+def test_a_per_batch_step_size_from_a_config_is_only_info():
+    assert found(DEEPLAB, "TW113") == [("TW113", 8, "info")]
+
+
+def test_a_per_batch_step_size_written_in_epochs_still_warns():
+    assert found(DEEPLAB.replace("cfg.step_size", "30"), "TW113") == [("TW113", 8, "warning")]
+    iterations = DEEPLAB.replace("cfg.step_size", "opts.step_size").replace(
+        "import torch\n",
+        "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--step_size', default=10000)\n",
+    )
+    assert found(iterations, "TW113") == []

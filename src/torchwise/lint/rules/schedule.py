@@ -59,7 +59,9 @@ def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, s
         return None
     name = (ctx.qualname(built.func) or "").rsplit(".", 1)[-1]
     if name in _EPOCH_BASED:
-        return None if _counts_iterations(ctx, built) else ("epoch", name)
+        if _counts_iterations(ctx, built):
+            return None
+        return ("epoch", name) if _unit_readable(ctx, built) else ("epoch?", name)
     if name in _STEP_BASED or name.endswith("_schedule_with_warmup"):
         return "step", name
     if name == "CosineAnnealingLR":
@@ -83,15 +85,30 @@ def _explicit_epoch(call: ast.Call) -> bool:
     return bool(call.args) or keyword(call, "epoch") is not None
 
 
-def _counts_iterations(ctx: FileContext, built: ast.Call) -> bool:
-    """``MultiStepLR(opt, milestones=[60000, 80000])`` or ``StepLR(opt, cfg.max_iter // 3)``:
-    a schedule written in iterations, stepped per batch on purpose. An option read from the
-    command line counts by its argparse default (DeepLabV3Plus' ``--step_size``, 10000)."""
+def _unit_readable(ctx: FileContext, built: ast.Call) -> bool:
+    """The step size or milestones are numbers this file shows (a literal, an argparse default,
+    an expression of the epochs), so their unit can be told."""
+    unit = _unit(ctx, built)
+    if unit is None:
+        return True  # StepLR's own default is not in play: an absent argument is a TypeError
+    text = ast.unparse(unit).lower()
+    return "epoch" in text or any(isinstance(n, ast.Constant) and isinstance(n.value, int) for n in ast.walk(unit))
+
+
+def _unit(ctx: FileContext, built: ast.Call) -> ast.expr | None:
     positional = built.args[1] if len(built.args) > 1 else None
     unit = keyword(built, "milestones") or keyword(built, "step_size") or positional
     if isinstance(unit, ast.Attribute):
         default = argparse_default(ctx, unit.attr)
         unit = default if isinstance(default, ast.expr) else unit
+    return unit
+
+
+def _counts_iterations(ctx: FileContext, built: ast.Call) -> bool:
+    """``MultiStepLR(opt, milestones=[60000, 80000])`` or ``StepLR(opt, cfg.max_iter // 3)``:
+    a schedule written in iterations, stepped per batch on purpose. An option read from the
+    command line counts by its argparse default (DeepLabV3Plus' ``--step_size``, 10000)."""
+    unit = _unit(ctx, built)
     if unit is None:
         return False
     numbers = [n.value for n in ast.walk(unit) if isinstance(n, ast.Constant) and isinstance(n.value, int)]
@@ -125,7 +142,9 @@ def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
     ``max_iter`` / ``len(loader)``) stepped per batch is on purpose, and so is a scheduler
     stepped with an explicit epoch (``scheduler.step(epoch + i / iters)``).
     Cannot see: schedulers whose unit it cannot tell from their arguments (LambdaLR with an
-    arbitrary function, CosineAnnealingLR with a plain number): those are not reported.
+    arbitrary function, CosineAnnealingLR with a plain number): those are not reported; a
+    StepLR / MultiStepLR stepped per batch whose step size comes from a config or an option
+    this file does not declare is reported as info.
     """
     for call in ctx.calls:
         if not ctx.is_scheduler_step(call) or _explicit_epoch(call):
@@ -135,7 +154,10 @@ def scheduler_wrong_cadence(ctx: FileContext) -> Iterator[Hit]:
         if kind is None or per_batch is None:
             continue
         unit, name = kind
-        if unit == "epoch" and per_batch:
+        if unit == "epoch?" and per_batch:
+            message = f"{name} is stepped every batch, with a step size set where lint cannot read it"
+            yield Hit(call, f"{message}: if it counts epochs, it decays that many batches in", level=Level.INFO)
+        elif unit == "epoch" and per_batch:
             yield Hit(call, f"{name} is written in epochs but stepped every batch")
         elif unit == "step" and not per_batch:
             yield Hit(call, f"{name} is written in steps but stepped once per epoch")
