@@ -345,3 +345,22 @@ def test_a_per_batch_step_size_written_in_epochs_still_warns():
         "import argparse, torch\np = argparse.ArgumentParser()\np.add_argument('--step_size', default=10000)\n",
     )
     assert found(iterations, "TW113") == []
+
+
+# --- TW121: a split the file's own seed makes repeatable -----------------------------------
+
+# pytorch/examples distributed/minGPT-ddp/mingpt/main.py (tests/lint/real) splits without a
+# generator and seeds nothing: every run (and every rank) draws its own split.
+MINGPT = """\
+import torch
+from torch.utils.data import random_split
+train_set, test_set = random_split(dataset, [train_len, len(dataset) - train_len])
+"""
+
+
+def test_an_unseeded_split_warns_and_a_seeded_file_makes_it_info():
+    assert found(MINGPT, "TW121") == [("TW121", 3, "warning")]
+    seeded = MINGPT.replace("import torch\n", "import torch\ntorch.manual_seed(0)\n")
+    assert found(seeded, "TW121") == [("TW121", 4, "info")]
+    only_numpy = MINGPT.replace("import torch\n", "import torch, random\nrandom.seed(0)\n")
+    assert found(only_numpy, "TW121") == [("TW121", 4, "warning")]

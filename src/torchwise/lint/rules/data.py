@@ -158,16 +158,35 @@ def unseeded_random_split(ctx: FileContext) -> Iterator[Hit]:
     extra random call) moves samples between train and validation: metrics are not
     comparable across runs and a resumed run validates on training data.
     Fix: ``generator=torch.Generator().manual_seed(seed)``.
-    Cannot see: a global seed set right before the split (the split is then repeatable, but
-    still moves when code before it changes; it is reported).
+    A file that calls ``torch.manual_seed`` (or a seeding helper: ``set_seed``,
+    ``seed_everything``) makes the split repeatable: it is then reported as info (the split
+    still moves when code before it draws more random numbers).
+    Cannot see: a seed set in another file under a name without "seed" in it.
     """
+    seeded = any(_seeds_torch(ctx.qualname(c.func) or "") for c in ctx.calls)
     for call in ctx.calls:
         if not (ctx.qualname(call.func) or "").endswith("random_split"):
             continue
         generator = keyword(call, "generator") or (call.args[2] if len(call.args) > 2 else None)
         unseeded = isinstance(generator, ast.Call) and method(generator) != "manual_seed"
-        if generator is None or unseeded:
+        if not (generator is None or unseeded):
+            continue
+        if seeded:
+            message = "random_split draws from the global RNG: the seed makes it repeatable, but any"
+            yield Hit(call, f"{message} random call added before it moves samples between the splits", level=Level.INFO)
+        else:
             yield Hit(call, "random_split without a seeded generator changes the split every run")
+
+
+def _seeds_torch(name: str) -> bool:
+    """``torch.manual_seed`` or a helper named for seeding (``set_seed``); not ``random.seed``,
+    numpy's, a generator's own ``g.manual_seed`` or ``torch.cuda.manual_seed_all``."""
+    if name.startswith(("random.", "numpy.", "np.")):
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    if last in {"manual_seed", "manual_seed_all"}:
+        return name == "torch.manual_seed"
+    return "seed" in last
 
 
 def _is_training_loader(ctx: FileContext, call: ast.Call) -> bool:
