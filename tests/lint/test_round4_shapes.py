@@ -364,3 +364,21 @@ def test_an_unseeded_split_warns_and_a_seeded_file_makes_it_info():
     assert found(seeded, "TW121") == [("TW121", 4, "info")]
     only_numpy = MINGPT.replace("import torch\n", "import torch, random\nrandom.seed(0)\n")
     assert found(only_numpy, "TW121") == [("TW121", 4, "warning")]
+
+
+# --- TW128 follows TW108's rule: a bug only where the file offers a CPU path ---------------
+
+# eriklindernoren/PyTorch-GAN implementations/gan/gan.py (tests/lint/real) guards its Tensor type
+# with `cuda = True if torch.cuda.is_available() else False`; without that check the file is
+# CUDA-only as written.
+GAN = """\
+import torch
+cuda = True if torch.cuda.is_available() else False
+z = torch.cuda.FloatTensor(64, 100).normal_()
+"""
+
+
+def test_a_cuda_tensor_type_warns_only_where_the_file_offers_a_cpu_path():
+    assert found(GAN, "TW128") == [("TW128", 3, "warning")]
+    cuda_only = GAN.replace("cuda = True if torch.cuda.is_available() else False\n", "")
+    assert found(cuda_only, "TW128") == [("TW128", 2, "info")]

@@ -149,14 +149,25 @@ def unconditional_cuda_tensor_type(ctx: FileContext) -> Iterator[Hit]:
     silently copies to GPU 0 whatever the rank.
     Fix: ``torch.zeros(shape, device=device)`` / ``x.to(device, torch.float32)``; or keep the
     usual guard ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``.
+    As TW108 does, it warns only in a file that offers a CPU path (a device variable, a CUDA
+    availability check or flag); in a file with none, CUDA-only as written, it is info.
     Cannot see: a check made in another function or file (``assert torch.cuda.is_available()``
-    elsewhere) or a script that is CUDA-only on purpose without saying so.
+    elsewhere).
     """
-    if _cuda_only(ctx):
+    if _cuda_only(ctx) or _refuses_cpu(ctx):
         return
+    offers_cpu = (
+        _defines_device(ctx)
+        or _checks_availability(ctx)
+        or any((ctx.qualname(c.func) or "").endswith("cuda.is_available") for c in ctx.calls)
+    )
     for node in ctx.nodes:
         if not isinstance(node, ast.Attribute) or isinstance(ctx.parents.get(node), ast.Attribute):
             continue
         name = ctx.qualname(node) or ""
         if _CUDA_TENSOR.match(name) and not _behind_device_check(ctx, node):
-            yield Hit(node, f"{name} exists only with CUDA and is used here without a CUDA check")
+            message = f"{name} exists only with CUDA and is used here without a CUDA check"
+            if offers_cpu:
+                yield Hit(node, message)
+            else:
+                yield Hit(node, f"{message} (the file offers no CPU path: CUDA-only as written)", level=Level.INFO)
