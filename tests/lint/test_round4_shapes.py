@@ -382,3 +382,16 @@ def test_a_cuda_tensor_type_warns_only_where_the_file_offers_a_cpu_path():
     assert found(GAN, "TW128") == [("TW128", 3, "warning")]
     cuda_only = GAN.replace("cuda = True if torch.cuda.is_available() else False\n", "")
     assert found(cuda_only, "TW128") == [("TW128", 2, "info")]
+
+
+# --- TW105: a model handed to a function lint cannot read -----------------------------------
+
+
+def test_an_eval_in_a_loop_that_hands_the_model_to_another_files_function_is_only_info():
+    # YOLO_EVAL's loop with the model also given to an imported per-epoch helper, which may call
+    # model.train() where lint cannot read it.
+    handed = YOLO_EVAL.replace("from models import Yolov4\n", "from models import Yolov4\nfrom engine import warm_up\n")
+    handed = handed.replace(
+        "        evaluate(eval_model, val_loader)\n", "        evaluate(model, val_loader)\n        warm_up(model)\n"
+    )
+    assert found(handed, "TW105") == [("TW105", 14, "info")]

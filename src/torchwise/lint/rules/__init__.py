@@ -29,6 +29,7 @@ def all_rules() -> dict[str, Rule]:
         saving,
         schedule,
         syncs,
+        train_mode,
     )
 
     return dict(sorted(RULES.items()))

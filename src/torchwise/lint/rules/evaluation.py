@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keyword, method, position
+from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -17,15 +17,15 @@ from torchwise.lint.rules.modes import mode_free, mode_hit
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
 
 
-def _mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
+def mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
     """The mode a call leaves the model in: direct ``eval()``/``train()``, or via a local helper."""
-    direct = _direct_mode(ctx, call)
+    direct = direct_mode(ctx, call)
     if direct is not None:
         return direct
     target = ctx.callee(call)
     if target is None:
         return None
-    modes = [m for c in ctx.reached_calls(target, 1) if (m := _direct_mode(ctx, c))]
+    modes = [m for c in ctx.reached_calls(target, 1) if (m := direct_mode(ctx, c))]
     return modes[-1] if modes else None
 
 
@@ -34,7 +34,7 @@ def _helper_calls(ctx: FileContext, call: ast.Call) -> list[ast.Call]:
     return ctx.reached_calls(target, 1) if target is not None else []
 
 
-def _direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
+def direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
     return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
 
 
@@ -42,7 +42,7 @@ def _mode_switches(ctx: FileContext, scope: ast.AST, node: ast.AST) -> list[tupl
     return [
         (mode, call)
         for call in ctx.calls_in(scope)
-        if position(call) < position(node) and (mode := _mode_of_call(ctx, call))
+        if position(call) < position(node) and (mode := mode_of_call(ctx, call))
     ]
 
 
@@ -123,7 +123,7 @@ def _switched_models(ctx: FileContext) -> set[str]:
     (faster-rcnn's ``fasterRCNN = vgg16(...)``)."""
 
     def collect() -> set[str]:
-        return {dotted(receiver_of(c)) or "" for c in ctx.calls if _direct_mode(ctx, c)} - {""}
+        return {dotted(receiver_of(c)) or "" for c in ctx.calls if direct_mode(ctx, c)} - {""}
 
     return ctx.memo("switched_models", collect)
 
@@ -226,7 +226,7 @@ def _shared_epoch_evaluations(
             flag in {dotted(n) for n in ast.walk(i.test)} for i in ctx.walk(function) if isinstance(i, ast.If)
         ) and not any(flag in {dotted(a) for a in c.args} for c in ctx.calls_in(function)):
             continue
-        if any(_mode_of_call(ctx, c) for c in ctx.reached_calls(function)):
+        if any(mode_of_call(ctx, c) for c in ctx.reached_calls(function)):
             continue  # it sets the mode itself (model.train(train), or eval() in its else)
         is_method = bool(function.args.args) and function.args.args[0].arg in {"self", "cls"}
         for site in ctx.calls:
@@ -262,78 +262,6 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
             yield Hit(loop, f"{message}, unless a caller outside this file turns it off", level=Level.INFO)
         else:
             yield Hit(loop, message)
-
-
-@rule("TW105", Level.WARNING, hint="call model.train() at the start of each epoch's training")
-def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
-    """``model.eval()`` inside the training loop with no ``model.train()`` to switch back.
-
-    Why: after the first validation the model stays in eval mode, so every later epoch
-    trains without dropout and with frozen batch-norm statistics.
-    Fix: ``model.train()`` at the top of each epoch (or right after evaluating).
-    Cannot see: a ``train()`` made in a helper of another file (it then reports the eval).
-    A model the file never hands to an optimizer while it builds one for other models, and
-    that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
-    frozen teacher), stays in eval on purpose and is not reported; so does a model handed to a
-    helper that switches its parameter to eval when it is not the model the optimizer trains
-    (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch).
-    """
-    optimized = optimized_models(ctx)
-    reported: set[ast.AST] = set()
-    for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
-        reached = ctx.reached_calls(loop)
-        if not any(ctx.is_backward(c) for c in reached):
-            continue
-        if any(ctx.is_model_mode(c, "train") for c in reached):
-            continue
-        for call in ctx.calls_in(loop):
-            if call not in reported and _mode_of_call(ctx, call) == "eval":
-                if _direct_mode(ctx, call):
-                    switched = dotted(receiver_of(call))
-                    if optimized and switched and switched not in optimized and _only_inferred(ctx, switched, loop):
-                        continue  # never trained here: an EMA copy or a frozen teacher
-                else:
-                    handed = _argument_switched(ctx, call)
-                    if handed and handed not in optimized and _built_in(ctx, handed, loop):
-                        continue  # evaluate(eval_model, ...): a copy built here goes to eval, not the model trained
-                reported.add(call)
-                yield Hit(call, "model switched to eval() in the training loop and never back to train()")
-                break
-
-
-def _argument_switched(ctx: FileContext, call: ast.Call) -> str | None:
-    """The argument of ``helper(...)`` that the helper switches to eval mode, where it switches
-    one of its parameters (``def evaluate(model, ...): model.eval()``)."""
-    target = ctx.callee(call)
-    if target is None:
-        return None
-    params = [a.arg for a in target.args.args]
-    if params[:1] in (["self"], ["cls"]):
-        params = params[1:]
-    for inner in ctx.reached_calls(target, 1):
-        if _direct_mode(ctx, inner) != "eval":
-            continue
-        name = dotted(receiver_of(inner))
-        if name in params:
-            index = params.index(name)
-            given = next((k.value for k in call.keywords if k.arg == name), None)
-            if given is None and index < len(call.args):
-                given = call.args[index]
-            return dotted(given) if given is not None else None
-    return None
-
-
-def _built_in(ctx: FileContext, name: str, loop: ast.AST) -> bool:
-    """``name = Net(...)`` inside the loop: a fresh module each pass."""
-    return any(
-        isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(dotted(t) == name for t in n.targets)
-        for n in ctx.walk(loop)
-    )
-
-
-def _only_inferred(ctx: FileContext, model: str, loop: ast.AST) -> bool:
-    """Every call of ``model(...)`` in the loop runs under no_grad: it builds no graph."""
-    return all(ctx.under_no_grad(c) for c in ctx.calls_in(loop) if dotted(c.func) == model)
 
 
 def optimized_models(ctx: FileContext) -> set[str]:
