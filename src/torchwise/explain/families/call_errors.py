@@ -216,6 +216,41 @@ def _not_wrapped(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _module_of_the_project(match: re.Match[str], text: str) -> bool:
+    """The name is also a file of the user's project in the traceback: ``optimizer`` is
+    optimizer.py, so the value used is that module, not the object of the same name."""
+    name = match.group(1)
+    return any(
+        re.split(r"[\\/]", frame.file)[-1] == f"{name}.py" and not frame.in_library
+        for _, frame in frames(text)
+    )
+
+
+def _module_for_object(match: re.Match[str], text: str) -> Explanation:
+    name, attribute = match.group(1), match.group(2)
+    frame = user_frame(text, match.start())
+    place = f" ({frame.place})" if frame else ""
+    return answer(
+        title=f"'{name}' is the project's module {name}.py, not an object with .{attribute}{place}",
+        meaning=(
+            f"Python looked {attribute} up on the module {name} (the file {name}.py, which the"
+            f" traceback runs through) and the module defines no such name: the code meant an"
+            f" object that has .{attribute}."
+        ),
+        cause=(
+            f"One name is used for two things: import {name} (the file {name}.py) and a"
+            f" variable {name} holding the object; where the variable is not the one in scope"
+            f" (a call passes the module, a variable named otherwise, a typo), {name} is the"
+            " module."
+        ),
+        fix=(
+            f"Pass the object itself where {name} is used (the traceback's lines in your code), and give the module"
+            f" and the object different names (import {name} as {name}_lib, or call the"
+            f" variable {name}_obj)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "method-arguments",
@@ -245,4 +280,10 @@ KNOWN: list[KnownError] = [
         when=_is_placeholder,
     ),
     known("not-wrapped-module", r"'(\w+)' object has no attribute 'module'(?!\w)", _not_wrapped),
+    known(
+        "module-for-object",
+        r"AttributeError: module '(\w+)' has no attribute '(\w+)'",
+        _module_for_object,
+        when=_module_of_the_project,
+    ),
 ]

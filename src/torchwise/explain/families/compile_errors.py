@@ -253,6 +253,28 @@ def _export_constraint(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _trace_constant_output(match: re.Match[str], text: str) -> Explanation:
+    which = match.group(1)
+    return answer(
+        title=f"Output {which} of the traced model does not depend on its inputs",
+        meaning=(
+            "torch.jit.trace (and torch.onnx.export, which traces) records the operations from"
+            f" the inputs to each output; output {which} came out of none of them, so the tracer"
+            " cannot tell how to compute it."
+        ),
+        cause=(
+            "forward returns a value built from constants or Python numbers (a scale, a"
+            " parameter-free tensor made with torch.tensor(...), a number turned into a tensor),"
+            " or one computed through .item()/.numpy() so the link to the inputs was cut."
+        ),
+        fix=(
+            "Return only tensors computed from the inputs; drop the constant output from the"
+            " exported forward (a wrapper module that returns the others), or keep the link"
+            " (avoid .item()/.numpy()/torch.tensor(x) on traced values)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "compile-backend-failed",
@@ -298,5 +320,11 @@ KNOWN: list[KnownError] = [
         r"|Constraints violated \((\w+)\)!"
         r"|You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)",
         _export_constraint,
+    ),
+    known(
+        "trace-constant-output",
+        r"output (\d+) \([^)]*\) of traced region did not have observable data dependence",
+        _trace_constant_output,
+        re.DOTALL,
     ),
 ]
