@@ -25,7 +25,7 @@ CONDITIONS = [
     ),
     (
         r"(.+?)\s*%\s*(.+?)\s*==\s*0$",
-        "{0} is not a multiple of {1}: an input size the model's strides or patches do not"
+        "the size {0} is not a multiple of {1}: an input size the model's strides or patches do not"
         " divide (an image or crop size other than the one the project uses)",
         "use sizes that {1} divides (resize or pad the inputs to such a size, or change the"
         " crop/patch size in the config)",
@@ -37,7 +37,7 @@ CONDITIONS = [
     ),
     (
         r"len\((.+?)\)\s*==\s*len\((.+?)\)$",
-        "{0} and {1} have different lengths: two lists that must pair up (images and labels,"
+        "the lists {0} and {1} have different lengths: two lists that must pair up (images and labels,"
         " files and annotations) do not",
         "check how both are built (a missing or extra file, a filter applied to one only)",
     ),

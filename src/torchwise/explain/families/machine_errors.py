@@ -141,14 +141,15 @@ def _internal_assert(match: re.Match[str], text: str) -> Explanation:
             " asks for a bug report, so torch does not expect users to reach it."
         ),
         cause=(
-            "A bug of this torch version, or a combination of inputs that torch does not check"
-            " properly before it gets there (an unusual dtype, device or shape for that"
-            " operation); the user's code is rarely wrong in the way the message says."
+            "Often a bug of this torch version; sometimes a combination of inputs that torch does"
+            " not validate before it reaches the check (an unusual dtype, device, shape or"
+            " layout for that operation, a tensor freed or shared across processes)."
         ),
         fix=(
-            "Upgrade torch (or try the previous release); if it persists, make the smallest"
-            " script that reproduces it and search or open an issue on pytorch/pytorch with it;"
-            " meanwhile avoid the operation named in the traceback's last frame."
+            "Upgrade torch (or try the previous release); look at the inputs of the operation at"
+            " the traceback's last line in your code (dtype, device, shape, contiguity); if it"
+            " persists, make the smallest script that reproduces it and search or open an issue"
+            " on pytorch/pytorch with it."
         ),
     )
 
