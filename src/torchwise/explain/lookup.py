@@ -9,9 +9,9 @@ a state dict), ``parallel_errors`` (DataParallel, tensors on two GPUs), ``python
 objects in the user's Python: a tensor as a dict key, a loss that is a number, a missing
 forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
-under autocast), ``shape_errors`` (layer input shapes), ``layer_errors`` (normalisation
-layer sizes), ``tensor_errors`` (views, index dtypes, in-place results, non-scalar backward,
-GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
+under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
+sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
+dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
 Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
 memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
@@ -39,6 +39,7 @@ from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
     autograd_errors,
+    broadcast_errors,
     call_errors,
     checkpoint_file_errors,
     code_errors,
@@ -74,6 +75,7 @@ KNOWN: list[KnownError] = [
     *parallel_errors.KNOWN,
     *loss_errors.KNOWN,
     *shape_errors.KNOWN,
+    *broadcast_errors.KNOWN,
     *layer_errors.KNOWN,
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import frames, last_frame, user_frame
+from torchwise.explain.paste import Frame, frames, last_frame, user_frame
 
 # torch's own placeholders have their own entries (forward-not-implemented).
 OWN_PLACEHOLDERS = {"forward", "_forward_unimplemented"}
@@ -23,6 +23,8 @@ def _arguments_at(source: str, name: str) -> int | None:
     """How many arguments ``source`` passes in its call to ``name`` (top-level commas); a method
     stored under another name (``self.collate_fn = self.__collate_fn``) is the line's last call."""
     start = re.search(rf"\b{re.escape(name)}\s*\(", source)
+    if start is None and name == "__init__":  # a class is called: the line's outermost call
+        start = re.search(r"[A-Za-z_][\w.]*\s*\(", source)
     if start is None:
         calls = list(re.finditer(r"\.\s*\w+\s*\(", source))
         if not calls:
@@ -50,6 +52,8 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
     passed = _arguments_at(site.source, name) if site else None
     method = site is not None and re.search(r"\.\s*\w+\s*\(", site.source) is not None
     place = site.place if site else "the call"
+    if name == "__init__" and site is not None:
+        return _constructor_arguments(site, takes - 1, given - 1)
     if method and passed == takes and given == takes + 1:
         return answer(
             title=f"{name} is defined without self but called as a method",
@@ -80,6 +84,28 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
             f"Call {name} with the arguments its def line lists (print(inspect.signature(...)))"
             " or use the entry point the project documents for this task; where a library calls"
             " it, install the version the code was written for."
+        ),
+    )
+
+
+def _constructor_arguments(site: Frame, declared: int, passed: int) -> Explanation:
+    by = "a library" if site.in_library else "the code"
+    return answer(
+        title=f"A class is built with {passed} argument(s) but its __init__ takes {declared} ({site.place})",
+        meaning=(
+            f"{site.place} calls a class ({site.source}); Python passes the {passed} argument(s)"
+            f" to its __init__, which declares {declared} besides self."
+        ),
+        cause=(
+            f"The class that {by} builds there is not written for that call: a model, dataset or"
+            " callback class whose __init__ does not take the configuration (or other values)"
+            f" the caller passes{' (the library builds your class from its config)' if site.in_library else ''},"
+            " or the class was changed or swapped for another with a different signature."
+        ),
+        fix=(
+            "Give the class's __init__ the parameters the call passes, e.g. def __init__(self,"
+            " config): super().__init__(); ... (and read the settings from it), or pass the"
+            " class that the caller expects."
         ),
     )
 

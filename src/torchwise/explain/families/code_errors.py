@@ -146,11 +146,25 @@ def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
-    return _dtype_answer(expected, found)
+    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)))
 
 
-def _dtype_answer(expected: str, found: str) -> Explanation:
-    cause, fix = _dtype_advice(expected, found)
+# The paste says the forward runs under mixed precision.
+AUTOCAST = re.compile(r"autocast|torch\.cuda\.amp|GradScaler", re.IGNORECASE)
+UNDER_AUTOCAST = (
+    "under autocast an operation that autocast does not manage gets float16 activations next to"
+    " float32 tensors of its own: a custom CUDA extension op (DCN, a fused kernel) with a float32"
+    " kernel only, or a hand-made tensor or buffer combined with autocast's outputs",
+    "run that operation in float32: decorate its forward with"
+    " @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32) (torch.amp.custom_fwd(device_type='cuda',"
+    " cast_inputs=torch.float32) in newer torch), or wrap the call in"
+    " torch.autocast('cuda', enabled=False) and pass x.float()",
+)
+
+
+def _dtype_answer(expected: str, found: str, *, autocast: bool = False) -> Explanation:
+    halves = {expected.lower(), found.lower()} == {"float", "half"}
+    cause, fix = UNDER_AUTOCAST if autocast and halves else _dtype_advice(expected, found)
     return answer(
         title=f"Wrong dtype: expected {expected}, found {found}",
         meaning=(
