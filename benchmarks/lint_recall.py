@@ -23,7 +23,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from torchwise.lint.engine import lint_paths
+from torchwise.errors import LintError
+from torchwise.lint.engine import lint_paths, parse
 
 # The message of a file lint cannot parse: "path:line:col: cannot parse: ...".
 _UNPARSED = re.compile(r"^(?P<path>.+?):(?P<line>\d+):\d+: cannot parse")
@@ -72,9 +73,9 @@ def _compound_spans(script: Path) -> list[tuple[int, int]]:
     """(first, last) line of each loop and ``with`` block: a finding that names the loop a
     evaluation bug's line is in (TW104 reports the evaluation loop, not its forward call)
     lands on that bug."""
-    try:
-        tree = ast.parse(script.read_text(encoding="utf-8"))
-    except SyntaxError:
+    try:  # read as lint reads it: a torch 0.3 `.cuda(async=True)` file parses too
+        tree = parse(script.read_text(encoding="utf-8"), str(script)).tree
+    except LintError:
         return []
     loops = ast.For | ast.While | ast.With | ast.AsyncFor | ast.AsyncWith
     return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, loops)]

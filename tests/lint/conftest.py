@@ -1,4 +1,6 @@
 from __future__ import annotations
 
 # Fixture and corpus scripts are data for the linter, not tests: never import them.
-collect_ignore_glob = ["fixtures/*", "corpus/*", "real/*", "heldout21/*", "heldout21b/*", "worked21/*"]
+collect_ignore_glob = [
+    "fixtures/*", "corpus/*", "real/*", "heldout21/*", "heldout21b/*", "worked21/*", "heldout3/*", "worked3/*",
+]

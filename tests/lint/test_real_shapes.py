@@ -173,6 +173,7 @@ def test_checkpoint_without_optimizer_state_is_fine_for_plain_sgd():
         optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
         torch.save({"MODEL_STATE": model.state_dict(), "EPOCHS_RUN": epoch}, path)
         snapshot = torch.load(path, map_location="cpu")
+        model.load_state_dict(snapshot["MODEL_STATE"])
     """
     assert found(source, "TW119") == []
     assert found(source.replace("lr=1e-3", "lr=1e-3, momentum=0.9"), "TW119") == [3]

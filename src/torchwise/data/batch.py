@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
+from torch.utils.data import default_collate  # torch imports torch.utils.data itself
 
 from torchwise.errors import DataError
 
@@ -313,9 +314,7 @@ def collate(samples: list[Any]) -> Any:
 def _collate(samples: list[Any], where: str) -> Any:
     first = samples[0]
     if isinstance(first, torch.Tensor) or isinstance(first, _PLAIN) or type(first).__module__ == "numpy":
-        from torch.utils.data import default_collate
-
-        if _ragged(samples) and first.dim() >= 2:
+        if getattr(first, "ndim", 0) >= 2 and _ragged(samples):
             return SampleList(samples)  # images of different sizes: the model takes a list
         try:
             return default_collate(samples)
@@ -334,7 +333,7 @@ def _collate(samples: list[Any], where: str) -> Any:
                 raise DataError(f"{where} {index} has keys {keys}, the first sample has {sorted(first)}",
                                 hint="every sample must have the same keys")
         if where != "sample" and (DETECTION_KEY in first or any(
-                _ragged([s[k] for s in samples]) and first[k].dim() >= 2 for k in first)):
+                getattr(first[k], "ndim", 0) >= 2 and _ragged([s[k] for s in samples]) for k in first)):
             # A target dict per image (torchvision's detection format): one dict per sample, in
             # every batch, also in one whose images happen to hold as many boxes each.
             return SampleList(samples)
@@ -345,7 +344,9 @@ def _collate(samples: list[Any], where: str) -> Any:
     if isinstance(first, list) and any(not isinstance(s, list) or len(s) != len(first) for s in samples):
         return SampleList(samples)  # a list per sample (annotations of each image): kept per sample
     if isinstance(first, (tuple, list)):
-        for index, sample in enumerate(samples):
+        # One pass in C over the samples' types and lengths; the loop below only names the odd one.
+        same = len(set(map(type, samples))) == 1 and len(set(map(len, samples))) == 1
+        for index, sample in enumerate([] if same else samples):
             if not isinstance(sample, (tuple, list)) or len(sample) != len(first):
                 raise DataError(f"{where} {index} is {_describe(sample)}, the first sample is {_describe(first)}",
                                 hint="every sample must have the same structure")

@@ -131,6 +131,8 @@ class FileContext:
         # `scaler: torch.cuda.amp.GradScaler` names a type, it runs nothing.
         self.nodes: list[ast.AST] = []
         self._memo: dict[object, object] = {}
+        # Where ``async=`` keywords were renamed so that Python 3.7+ could parse the file.
+        self.renamed_async: tuple[tuple[int, int], ...] = ()
         annotations = {id(n) for a in _annotations(tree) for n in ast.walk(a)}
         for parent in ast.walk(tree):
             if id(parent) not in annotations:

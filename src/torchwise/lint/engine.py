@@ -16,6 +16,7 @@ from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, check_codes, load_config
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Finding, Hit
+from torchwise.lint.legacy import rename_async_keywords
 from torchwise.lint.registry import Rule
 from torchwise.lint.rules import all_rules
 
@@ -52,12 +53,25 @@ def _to_finding(rule: Rule, hit: Hit, path: str) -> Finding:
 
 
 def parse(source: str, path: str) -> FileContext:
-    """The file's context, or `LintError` naming the file and the syntax error."""
+    """The file's context, or `LintError` naming the file and the syntax error.
+
+    A file that fails only on torch 0.3's ``.cuda(async=True)`` is read with those keywords
+    renamed (`rename_async_keywords`); TW135 reports them.
+    """
     try:
         return FileContext.parse(source, path)
     except ValueError as err:  # null bytes: a binary file named .py
         raise LintError(f"{path}: cannot parse: {err}", hint="lint only Python source") from err
     except SyntaxError as err:
+        renamed, places = rename_async_keywords(source)
+        if places:
+            try:
+                ctx = FileContext.parse(renamed, path)
+            except SyntaxError:
+                pass  # another syntax error too: report the first one, as Python does
+            else:
+                ctx.renamed_async = places
+                return ctx
         where = f"{path}:{err.lineno}:{err.offset}" if err.lineno else path
         raise LintError(
             f"{where}: cannot parse: {err.msg}",

@@ -42,7 +42,8 @@ class Checkpointer:
 
     # After each save the run folder is signed again: its signature covers every meta.json
     # (runs/trust.py), and a folder this user wrote must stay trusted.
-    def save_last(self, ctx: LoopContext, state: LoopState) -> None:
+    def save_last(self, ctx: LoopContext, state: LoopState, *, sign: bool = True) -> None:
+        """``sign=False``: a `save_best` of the same step follows and signs once for both."""
         from torchwise.checkpoints.checkpoint import copy_checkpoint, delete_checkpoint
 
         last = self.directory / "last"
@@ -53,7 +54,7 @@ class Checkpointer:
             numbered = sorted(self.directory.glob("step-*"))
             for old in numbered[: -self.cfg.keep_last_n]:
                 delete_checkpoint(old)
-        if self.main:
+        if self.main and sign:
             sign_written(self.directory.parent)
 
     def save_best(self, ctx: LoopContext, state: LoopState) -> None:

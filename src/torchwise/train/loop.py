@@ -378,7 +378,7 @@ def validate_and_checkpoint(ctx: LoopContext, state: LoopState, *, epoch: int,
         ctx.run.log_event("pruned", step=state.step, epoch=epoch, reason=state.reason, value=monitored)
     if ctx.checkpoints:
         if epoch_end or stop:
-            ctx.checkpoints.save_last(ctx, state)
+            ctx.checkpoints.save_last(ctx, state, sign=not is_best)
         if is_best:
             ctx.checkpoints.save_best(ctx, state)
     return stop

@@ -1,4 +1,4 @@
-"""Rules about saving and loading: torch.load safety, whole-module pickles, resumable state."""
+"""Rules about loading: torch.load safety (TW110) and whole pickled modules it refuses (TW125)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def unsafe_torch_load(ctx: FileContext) -> Iterator[Hit]:
     copy onto GPU 0.
     Fix: ``torch.load(path, map_location="cpu", weights_only=True)``.
     Cannot see: where the file was saved. It stays quiet for a path this file saved earlier
-    in the same run (reloaded on the device that wrote it; a formatted name counts by its
+    in the same function (reloaded on the device that wrote it; a formatted name counts by its
     template, ``"{}.pkl".format(epoch)``) or only ever saves non-weights
     (a cache of host tensors), and, in a script that never mentions a GPU, for
     loads that are not weights (data tensors made on the CPU); a checkpoint written by
@@ -97,7 +97,9 @@ def _file_argument(call: ast.Call) -> ast.expr | None:
 def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
     """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path,
     and a formatted name reads as its template (``'{}.pkl'.format(epoch)`` and
-    ``'{}.pkl'.format(best_epoch)`` name files of one family)."""
+    ``'{}.pkl'.format(best_epoch)`` name files of one family). A bare variable names a file
+    only within its function: awd-lstm's ``model_save(fn)`` and the module's cached-corpus
+    ``fn`` are different files."""
     if node is None:
         return None
     if isinstance(node, ast.Name):
@@ -106,7 +108,14 @@ def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
                 for item in ancestor.items:
                     opened = item.context_expr
                     if dotted(item.optional_vars) == node.id and isinstance(opened, ast.Call) and opened.args:
-                        return _template(opened.args[0])
+                        node = opened.args[0]
+                        break
+    if isinstance(node, ast.Name):
+        scope = ctx.scope_of(node)
+        given = [v for v in ctx.assignments.get(node.id, []) if ctx.scope_of(v) is scope]
+        if len(given) == 1:  # file_path = os.path.join(self.ckpt_dir, filename) (Beta-VAE)
+            return _template(given[0])
+        return f"{node.id} in {id(scope)}"
     return _template(node)
 
 
@@ -137,9 +146,27 @@ def _saved_here(ctx: FileContext, load: ast.Call) -> bool:
     it), or only ever with tensors that are not weights (a cache of host data)."""
     path = _path_text(ctx, _file_argument(load))
     saves = [save for save, saved in _saves(ctx) if path is not None and saved == path]
-    if any(position(save) < position(load) for save in saves):
+    if any(_same_run_before(ctx, save, load) for save in saves):
         return True
+    if saves and not ctx.mentions_accelerator:
+        return True  # written by this CPU-only script: host tensors load anywhere
     return bool(saves) and not any(_saves_weights(ctx, save) for save in saves)
+
+
+def _same_run_before(ctx: FileContext, save: ast.Call, load: ast.Call) -> bool:
+    """The save runs before the load in one run: earlier in the same function, or in a function
+    that a caller runs before the load's (``train_rnn(); sample()``). A save in
+    ``save_checkpoint()`` and a load in ``load_checkpoint()`` with no such order belong to
+    different runs (Beta-VAE's solver resumes from another one)."""
+    saving, loading = ctx.scope_of(save), ctx.scope_of(load)
+    if saving is loading:
+        return position(save) < position(load)
+    for caller in {ctx.scope_of(c) for c in ctx.calls if ctx.callee(c) is loading}:
+        first_save = min((position(c) for c in ctx.calls_in(caller) if ctx.callee(c) is saving), default=None)
+        first_load = min((position(c) for c in ctx.calls_in(caller) if ctx.callee(c) is loading), default=None)
+        if first_save is not None and first_load is not None and first_save < first_load:
+            return True
+    return False
 
 
 def _saves_weights(ctx: FileContext, save: ast.Call) -> bool:
@@ -180,13 +207,48 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
             if dotted(node.value.value) in names and position(node) > position(load):
                 names |= {dotted(t) for t in node.targets} - {None}
     for call in _calls_reading(ctx, scope, names):
-        if position(call) <= position(load):
+        if not _runs_after(ctx, call, load, scope):
             continue
         if dotted(call.func) in names:
             return f"{dotted(call.func)}(...)"
         if method(call) in _MODULE_METHODS and dotted(receiver_of(call)) in names:
             return f"{dotted(receiver_of(call))}.{method(call)}()"
+        handed = _run_by_callee(ctx, call, names)
+        if handed is not None:
+            return handed
     return None
+
+
+def _run_by_callee(ctx: FileContext, call: ast.Call, names: set[str | None]) -> str | None:
+    """A loaded name handed to a function of this file that runs it as a module:
+    char-rnn's generate.py loads ``decoder`` and passes it to ``generate(decoder, ...)``,
+    which calls ``decoder(inp, hidden)``."""
+    function = ctx.callee(call)
+    if function is None:
+        return None
+    parameters = [a.arg for a in function.args.args]
+    if parameters[:1] in (["self"], ["cls"]) and isinstance(call.func, ast.Attribute):
+        parameters = parameters[1:]  # self.generate(decoder): `self` is not written at the call
+    for index, arg in enumerate(call.args):
+        if dotted(arg) not in names or index >= len(parameters):
+            continue
+        parameter = parameters[index]
+        for inner in ctx.calls_in(function):
+            if dotted(inner.func) == parameter or (
+                method(inner) in _MODULE_METHODS and dotted(receiver_of(inner)) == parameter
+            ):
+                return f"{function.name}() runs it as {ast.unparse(inner.func)}(...)"
+    return None
+
+
+def _runs_after(ctx: FileContext, call: ast.Call, load: ast.Call, scope: ast.AST) -> bool:
+    """``call`` comes after ``load`` in its scope, or sits in a function defined after the load
+    or called after it (awd-lstm's pointer.py defines ``evaluate()`` above the module-level
+    load and calls it below)."""
+    if ctx.scope_of(call) is scope or position(call) > position(load):
+        return position(call) > position(load)
+    function = ctx.function(call)
+    return any(ctx.callee(c) is function and position(c) > position(load) for c in ctx.calls_in(scope))
 
 
 def _calls_reading(ctx: FileContext, scope: ast.AST, names: set[str | None]) -> list[ast.Call]:
@@ -232,7 +294,8 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
     Fix: save ``model.state_dict()`` and ``model.load_state_dict(torch.load(f,
     weights_only=True))`` into a freshly built model; only for a file you trust,
     ``torch.load(f, weights_only=False)``.
-    A module-level load is followed into the functions that read it as a global.
+    A module-level load is followed into the functions that read it as a global, and a loaded
+    name into a function of this file it is handed to (``generate(decoder)``).
     Cannot see: pickled objects other than modules (numpy arrays, argparse Namespaces,
     custom classes) unless the result is used as a module, or files saved by other scripts.
     Loads under ``torch.serialization.safe_globals`` / after ``add_safe_globals`` are fine.
@@ -257,146 +320,3 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
                 f"the loaded object is used as a module ({used}); weights_only=True "
                 "(the default since torch 2.6) refuses whole modules",
             )
-
-
-@rule("TW111", Level.WARNING, hint="torch.save(model.state_dict(), path)")
-def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
-    """``torch.save(model, ...)`` of a whole module instead of its ``state_dict()``.
-
-    Why: pickling the module stores a reference to its class by import path; renaming or
-    moving the file breaks loading, and loading needs ``weights_only=False`` (unsafe; the
-    default ``torch.load`` of torch >= 2.6 refuses it).
-    Fix: save ``model.state_dict()`` and rebuild the model before ``load_state_dict``.
-    It follows the saved value: ``model.cpu()``, ``net.module``, ``model.to("cpu")``, a
-    list ``[model, criterion, optimizer]``, a dict entry ``{"net": net.module if cuda else
-    net}`` (literal, or a dict name filled in before the save).
-    Cannot see: a module held under a name that does not look like one (``torch.save(g, f)``
-    for a generator built elsewhere); it knows modules by their constructor or their name.
-    """
-    for call in _calls_to(ctx, "torch.save"):
-        if not call.args:
-            continue
-        saved = call.args[0]
-        entries = _saved_entries(ctx, saved) or []
-        values = [saved, *(saved.elts if isinstance(saved, ast.List | ast.Tuple) else ()), *(v for _, v in entries)]
-        module = next((m for v in values if (m := _whole_module(ctx, v)) is not None), None)
-        if module is not None:
-            yield Hit(call, f"torch.save of the whole module {ast.unparse(module)}")
-
-
-# Calls and attributes that hand back the same module: model.cpu(), net.module, model.to(...).
-_SAME_MODULE = frozenset({"cpu", "cuda", "to", "half", "float", "double", "bfloat16", "eval", "train", "module"})
-
-
-def _whole_module(ctx: FileContext, value: ast.expr) -> ast.expr | None:
-    """The module expression ``value`` evaluates to, or None when it is not a module."""
-    if isinstance(value, ast.IfExp):
-        return _whole_module(ctx, value.body) or _whole_module(ctx, value.orelse)
-    node: ast.expr = value
-    while True:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_MODULE:
-            node = node.func.value
-        elif isinstance(node, ast.Attribute) and node.attr == "module":
-            node = node.value
-        else:
-            break
-    if isinstance(node, ast.Name | ast.Attribute) and ctx.kind(node) == "model":
-        return value
-    return None
-
-
-def _label(key: ast.expr | None) -> str:
-    return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else ""
-
-
-def _saved_entries(ctx: FileContext, node: ast.expr) -> list[tuple[str, ast.expr]] | None:
-    """(key, value) pairs of a saved dict: a literal, ``dict(...)``, or a name built from
-    one and filled in later with ``ckpt["optimizer"] = ...``; None if it is not a dict."""
-    if isinstance(node, ast.Dict):
-        return [(_label(k), v) for k, v in zip(node.keys, node.values, strict=True)]
-    if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args:
-        return [(k.arg or "", k.value) for k in node.keywords]
-    name = dotted(node)
-    scope = ctx.scope_of(node)
-    # The name's last value before the save, in the same function: a `state_dict` dict built
-    # in another function says nothing about this one.
-    built = [
-        v
-        for v in ctx.assignments.get(name or "", [])
-        if ctx.scope_of(v) is scope and position(v) < position(node)
-    ]
-    entries = _saved_entries(ctx, built[-1]) if built and isinstance(built[-1], ast.Dict | ast.Call) else None
-    if entries is None:
-        return None
-    for target in (n for n in ctx.walk(scope) if isinstance(n, ast.Subscript)):
-        if isinstance(target.ctx, ast.Store) and dotted(target.value) == name:
-            assigned = ctx.parents.get(target)
-            if isinstance(assigned, ast.Assign):
-                entries.append((_label(target.slice), assigned.value))
-    return entries
-
-
-def _mentions(ctx: FileContext, label: str, value: ast.expr, kind: str) -> bool:
-    words = {"model": ("model", "net", "weights", "state_dict"), "optimizer": ("optim", "opt")}
-    if label.lower().startswith(words[kind]):
-        return True
-    return isinstance(value, ast.Call) and method(value) == "state_dict" and ctx.kind(receiver_of(value)) == kind
-
-
-@rule("TW119", Level.WARNING, hint='add "optimizer": optimizer.state_dict() (and the scheduler\'s)')
-def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
-    """A checkpoint dict with the model state but no optimizer state.
-
-    Why: resuming from it restarts Adam's moments and the LR schedule from zero; the loss
-    jumps and the run is not the run it claims to continue.
-    Fix: save ``optimizer.state_dict()`` (and scheduler / scaler states) with the model.
-    Cannot see: optimizers built in other files (it needs one built here), state saved by a
-    second ``torch.save``, or dict keys built at run time. Plain SGD without momentum keeps no
-    state and is not reported, nor is a file that never loads anything back (its checkpoint
-    is a model for inference, as in attention-is-all-you-need's ``model.chkpt`` for
-    translate.py); a resume written in another script is missed.
-    """
-    builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
-    if not builds_optimizer or _only_stateless_sgd(ctx) or not _loads_anything(ctx):
-        return
-    for call in _calls_to(ctx, "torch.save"):
-        entries = _saved_entries(ctx, call.args[0]) if call.args else None
-        if entries is None:
-            continue
-        has_model = any(_mentions(ctx, k, v, "model") for k, v in entries)
-        if has_model and not any(_mentions(ctx, k, v, "optimizer") for k, v in entries):
-            yield Hit(call, "checkpoint saves the model but not the optimizer state")
-
-
-def _loads_anything(ctx: FileContext) -> bool:
-    """Whether the file reads a saved state back at all (``torch.load``, ``load_state_dict``,
-    a ``load_checkpoint`` / ``resume`` helper): without that, nothing here resumes."""
-    return any(
-        ctx.qualname(c.func) == "torch.load"
-        or re.search(r"load_state|load_checkpoint|resume|restore|from_checkpoint", method(c) or dotted(c.func) or "")
-        for c in ctx.calls
-    )
-
-
-def _assigned_names(ctx: FileContext) -> Iterator[ast.expr]:
-    for node in ctx.nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            yield from (t for t in node.targets if isinstance(t, ast.Name | ast.Attribute))
-
-
-def _only_stateless_sgd(ctx: FileContext) -> bool:
-    """Every optimizer built here is ``SGD`` without momentum: nothing to lose on resume."""
-    built = [
-        c
-        for c in ctx.calls
-        if (ctx.qualname(c.func) or "").startswith("torch.optim.")
-        and (ctx.qualname(c.func) or "").rsplit(".", 1)[-1][:1].isupper()
-        and "lr_scheduler" not in (ctx.qualname(c.func) or "")
-    ]
-    return bool(built) and all(
-        (ctx.qualname(c.func) or "").endswith(".SGD") and _no_momentum(keyword(c, "momentum")) for c in built
-    )
-
-
-def _no_momentum(value: ast.expr | None) -> bool:
-    return value is None or (isinstance(value, ast.Constant) and value.value in (0, 0.0))

@@ -27,9 +27,8 @@ def _local_classes(ctx: FileContext) -> frozenset[str]:
     return ctx.memo("classes", lambda: frozenset(n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)))
 
 
-def _argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
-    """The ``default=`` of ``add_argument("--n-cpu", ...)`` for ``args.n_cpu``; False when no
-    such argument is declared here."""
+def argparse_option(ctx: FileContext, option: str) -> ast.Call | None:
+    """The ``add_argument("--n-cpu", ...)`` call that declares ``args.n_cpu``, or None."""
     for call in ctx.calls:
         if method(call) != "add_argument":
             continue
@@ -39,8 +38,15 @@ def _argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
         if isinstance(dest, ast.Constant):
             declared = {str(dest.value)}
         if option in declared:
-            return keyword(call, "default")
-    return False
+            return call
+    return None
+
+
+def argparse_default(ctx: FileContext, option: str) -> ast.expr | None | bool:
+    """The ``default=`` of ``add_argument("--n-cpu", ...)`` for ``args.n_cpu``; False when no
+    such argument is declared here."""
+    call = argparse_option(ctx, option)
+    return False if call is None else keyword(call, "default")
 
 
 def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
@@ -54,7 +60,7 @@ def _positive_workers(ctx: FileContext, value: ast.expr | None) -> bool:
     if isinstance(value, ast.Constant):
         return isinstance(value.value, int) and not isinstance(value.value, bool) and value.value > 0
     if isinstance(value, ast.Attribute):
-        default = _argparse_default(ctx, value.attr)
+        default = argparse_default(ctx, value.attr)
         return default is False or default is None or _positive_workers(ctx, default)
     return not isinstance(value, ast.BoolOp | ast.IfExp | ast.Compare)
 

@@ -27,11 +27,14 @@ def _defines_device(ctx: FileContext) -> bool:
 
 
 def _cuda_only(ctx: FileContext) -> bool:
-    """An NCCL process group with ``torch.cuda.set_device(rank)``: the script cannot run
-    without CUDA, and ``.cuda()`` goes to the rank's own GPU, so it is honest."""
-    names = [ctx.qualname(call.func) or "" for call in ctx.calls]
-    if not any(name.endswith("set_device") for name in names):
+    """An NCCL process group with ``torch.cuda.set_device(rank)``, or a ``set_device`` that no
+    availability check guards (Person_reID's ``if len(gpu_ids) > 0:`` on the default
+    ``--gpu_ids 0``): the script cannot run without CUDA, so its ``.cuda()`` is honest."""
+    set_devices = [c for c in ctx.calls if (ctx.qualname(c.func) or "").endswith("cuda.set_device")]
+    if not set_devices:
         return False
+    if any(not _behind_device_check(ctx, c, _AVAILABILITY) for c in set_devices):
+        return True
     for call in ctx.calls:
         if (ctx.qualname(call.func) or "").endswith("init_process_group"):
             backend = keyword(call, "backend") or (call.args[0] if call.args else None)
@@ -108,8 +111,8 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     ``if args.cuda:``; a file that makes no such check, or refuses to run without CUDA
     (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design.
     Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
-    ``if`` that mentions cuda/gpu/device, and NCCL scripts that call
-    ``torch.cuda.set_device`` (CUDA-only by design, ``.cuda()`` goes to the rank's GPU).
+    ``if`` that mentions cuda/gpu/device, and scripts that call ``torch.cuda.set_device``
+    outside an availability check (NCCL ranks, a ``--gpu_ids`` default): CUDA-only by design.
     """
     if _cuda_only(ctx) or _refuses_cpu(ctx):
         return

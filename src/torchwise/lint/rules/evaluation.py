@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 from torchwise.lint.context import FileContext, Loop, dotted, is_constant, keyword, method, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.modes import mode_free
 
 # val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
@@ -102,15 +102,43 @@ def evaluation_loops(ctx: FileContext) -> list[tuple[ast.AST, bool]]:
     return ctx.memo("evaluation_loops", lambda: list(_find_evaluation_loops(ctx)))
 
 
+def _pulled_loaders(ctx: FileContext, loop: ast.AST) -> list[str]:
+    """Loaders a loop pulls batches from with ``next(it)``, ``it = iter(loader)``: jwyang's
+    faster-rcnn test_net.py walks ``for i in range(num_images): data = next(data_iter)``."""
+    pulled = []
+    for call in ctx.calls_in(loop):
+        if dotted(call.func) != "next" or not call.args:
+            continue
+        for made in ctx.assignments.get(dotted(call.args[0]) or "", []):
+            if isinstance(made, ast.Call) and dotted(made.func) == "iter" and made.args:
+                source = made.args[0]
+                if ctx.kind(source) == "loader" or ctx.data_names(source):
+                    pulled.append(dotted(source) or "loader")
+    return pulled
+
+
+def _switched_models(ctx: FileContext) -> set[str]:
+    """Names switched with ``x.eval()`` / ``x.train()``: modules, whatever they are called
+    (faster-rcnn's ``fasterRCNN = vgg16(...)``)."""
+
+    def collect() -> set[str]:
+        return {dotted(receiver_of(c)) or "" for c in ctx.calls if _direct_mode(ctx, c)} - {""}
+
+    return ctx.memo("switched_models", collect)
+
+
 def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
     for loop, iterable in _data_loops(ctx):
         names = ctx.data_names(iterable)
+        if not names and isinstance(loop, ast.For):
+            names = _pulled_loaders(ctx, loop)
         if not names:
             continue
         reached = ctx.reached_calls(loop)
         if any(_uses_gradients(ctx, c) for c in reached):
             continue
-        if not any(ctx.kind(c.func) == "model" for c in ctx.calls_in(loop)):
+        switched = _switched_models(ctx)
+        if not any(ctx.kind(c.func) == "model" or dotted(c.func) in switched for c in ctx.calls_in(loop)):
             continue
         no_grad = _grad_disabled(ctx, loop)
         function = ctx.function(loop)
@@ -209,59 +237,6 @@ def _pretrained_in_eval_mode(ctx: FileContext, model: ast.expr) -> bool:
     return (ctx.constructor(model) or "").endswith("from_pretrained")
 
 
-# Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).
-_MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|dropout|batch_norm")
-
-
-def mode_free(ctx: FileContext, model: ast.expr) -> bool:
-    """Whether a model is built here from layers that behave the same in train and eval mode
-    (``nn.Linear``, a local class of convolutions and ReLUs); False when it cannot tell."""
-    built = ctx.constructor(model)
-    if built is None:
-        return False
-    return _mode_free_class(ctx, built, set())
-
-
-def _sibling_module(ctx: FileContext, module: str) -> FileContext | None:
-    """``model`` of ``from model import Net``, parsed from ``model.py`` beside this file (the
-    usual train.py + model.py layout); None when there is no such file or it does not parse."""
-    if ctx.path.startswith("<"):
-        return None
-    candidate = Path(ctx.path).parent / f"{module.replace('.', '/')}.py"
-
-    def parse() -> FileContext | None:
-        try:
-            return FileContext.parse(candidate.read_text(encoding="utf-8"), str(candidate))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            return None
-
-    return ctx.memo(("sibling", module), parse) if candidate.is_file() else None
-
-
-def _mode_free_class(ctx: FileContext, built: str, seen: set[str]) -> bool:
-    last = built.rsplit(".", 1)[-1]
-    if built.startswith("torch.nn.") and last != "Sequential":
-        return not _MODE_DEPENDENT.search(last)
-    classes = {n.name: n for n in ctx.nodes if isinstance(n, ast.ClassDef)}
-    if last not in classes and "." in built:
-        sibling = _sibling_module(ctx, built.rsplit(".", 1)[0])
-        return sibling is not None and _mode_free_class(sibling, last, seen)
-    if last not in classes or last in seen:
-        return False
-    seen.add(last)
-    body = classes[last]
-    if any(isinstance(n, ast.Attribute) and n.attr == "training" for n in ast.walk(body)):
-        return False
-    for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
-        name = ctx.qualname(call.func) or ""
-        if _MODE_DEPENDENT.search(name) or any(_MODE_DEPENDENT.search(k.arg or "") for k in call.keywords):
-            return False
-        tail = name.rsplit(".", 1)[-1]
-        if tail[:1].isupper() and tail != "super" and not _mode_free_class(ctx, name, seen):
-            return False
-    return True
-
-
 @rule("TW104", Level.WARNING, hint="wrap the evaluation loop in `with torch.no_grad():`")
 def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     """An evaluation loop with no ``torch.no_grad()`` / ``torch.inference_mode()``.
@@ -290,7 +265,7 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
     frozen teacher), stays in eval on purpose and is not reported.
     """
-    optimized = _optimized_models(ctx)
+    optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
     for loop in (n for n in ctx.nodes if isinstance(n, Loop)):
         reached = ctx.reached_calls(loop)
@@ -313,7 +288,7 @@ def _only_inferred(ctx: FileContext, model: str, loop: ast.AST) -> bool:
     return all(ctx.under_no_grad(c) for c in ctx.calls_in(loop) if dotted(c.func) == model)
 
 
-def _optimized_models(ctx: FileContext) -> set[str]:
+def optimized_models(ctx: FileContext) -> set[str]:
     """Names whose ``.parameters()`` go into an optimizer built here (directly or through a
     name bound to them): ``Adam(generator.parameters())`` gives {"generator"}."""
 
@@ -321,10 +296,14 @@ def _optimized_models(ctx: FileContext) -> set[str]:
         names: set[str] = set()
         for call in ctx.calls:
             name = ctx.qualname(call.func) or ""
+            aliases = [ctx.qualname(a) or "" for a in ctx.assignments.get(dotted(call.func) or "", [])]
+            name = next((a for a in aliases if a.startswith("torch.optim.")), name)  # optim_name = optim.SGD
             if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
                 continue
             args = [*call.args, *(k.value for k in call.keywords)]
-            values = args + [v for a in args for v in ctx.assignments.get(dotted(a) or "", [])]
+            # Names inside the arguments too: [{"params": base_params}] with base_params = ...
+            named = [n for a in args for n in ast.walk(a) if isinstance(n, ast.Name | ast.Attribute)]
+            values = args + [v for n in named for v in ctx.assignments.get(dotted(n) or "", [])]
             for node in (n for v in values for n in ast.walk(v)):
                 if isinstance(node, ast.Call) and method(node) in {"parameters", "named_parameters"}:
                     names.add(dotted(receiver_of(node)) or "")
@@ -354,6 +333,8 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     Why: a freshly built module is in train mode; predictions then use dropout and
     batch statistics and differ from run to run and from the validation numbers.
     Fix: ``model.eval()`` after ``load_state_dict`` (and run inference under no_grad).
+    A model built here from layers without dropout or batch norm (``nn.Sequential(nn.Linear,
+    nn.ReLU, ...)``) behaves the same in both modes and is not reported.
     Cannot see: an eval() made inside the model's own methods or a helper of another file.
     """
     for load in ctx.calls:
@@ -366,7 +347,7 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
         if name is None or trains_later:
             continue
         runs = [c for c in later if dotted(c.func) in {name, f"{name}.forward", f"{name}.generate"}]
-        if runs and last_mode_before(ctx, scope, runs[0]) != "eval":
+        if runs and last_mode_before(ctx, scope, runs[0]) != "eval" and not mode_free(ctx, model):
             yield Hit(
                 load,
                 f"weights loaded, then {name} runs on line {runs[0].lineno} without {name}.eval()",

@@ -48,14 +48,15 @@ def scheduler_last_epoch_on_fresh_optimizer(ctx: FileContext) -> Iterator[Hit]:
     (with ``optimizer.load_state_dict(ckpt["optimizer"])``) on resume.
     It reports ``last_epoch=`` that is not the constant -1 when the optimizer passed in has no
     ``load_state_dict`` in the file and no ``initial_lr`` is written by hand.
+    A name only ever set to -1 counts as -1.
     Cannot see: an optimizer restored in another function or file (it is then reported
-    wrongly), or that the ``last_epoch`` expression is -1 on every run the script makes.
+    wrongly), or that another ``last_epoch`` expression is -1 on every run the script makes.
     """
     for call in ctx.calls:
         if not _built_as(ctx, call, SCHEDULER_CLASSES):
             continue
         last = keyword(call, "last_epoch")
-        if last is None or _minus_one(last) or not call.args:
+        if last is None or _always_minus_one(ctx, last) or not call.args:
             continue
         optimizer = call.args[0]
         if ctx.kind(optimizer) == "optimizer" and not _restored(ctx, dotted(optimizer), ctx.scope_of(call)):
@@ -64,6 +65,15 @@ def scheduler_last_epoch_on_fresh_optimizer(ctx: FileContext) -> Iterator[Hit]:
                 f"last_epoch={ast.unparse(last)} on a resume needs 'initial_lr' in "
                 f"{ast.unparse(optimizer)}'s param groups, which a fresh optimizer lacks (KeyError)",
             )
+
+
+def _always_minus_one(ctx: FileContext, node: ast.expr) -> bool:
+    """``-1``, or a name only ever set to -1 (qfgaohao's pytorch-ssd: ``last_epoch = -1``,
+    never changed: its resume does not restore the epoch)."""
+    if isinstance(node, ast.Name):
+        values = ctx.assignments.get(node.id, [])
+        return bool(values) and all(_minus_one(v) for v in values)
+    return _minus_one(node)
 
 
 def _minus_one(node: ast.expr) -> bool:
@@ -114,6 +124,15 @@ def _rebuilt_each_epoch(ctx: FileContext, call: ast.Call) -> str | None:
     return None
 
 
+def _stateless(ctx: FileContext, call: ast.Call) -> bool:
+    """Plain ``SGD`` without momentum keeps no state: rebuilding it loses nothing (TRADES'
+    pgd_attack builds ``optim.SGD([X_pgd], lr=1e-3)`` each attack step to zero the input's grad)."""
+    if not (ctx.qualname(call.func) or "").endswith("SGD"):
+        return False
+    momentum = keyword(call, "momentum")
+    return momentum is None or (isinstance(momentum, ast.Constant) and momentum.value in (0, 0.0))
+
+
 @rule("TW134", Level.WARNING, hint="build the optimizer once, before the epoch loop; set the LR in its param groups")
 def optimizer_rebuilt_each_epoch(ctx: FileContext) -> Iterator[Hit]:
     """A new optimizer built every epoch, throwing away its momentum / Adam moments.
@@ -127,11 +146,12 @@ def optimizer_rebuilt_each_epoch(ctx: FileContext) -> Iterator[Hit]:
     (it holds a backward) that a loop calls. One rebuilt under an ``if`` (at the few epochs
     where the LR drops) is taken for a choice, and so is one built with a fresh model in the
     same loop or function (a fold of cross-validation, a tuning trial).
+    Plain SGD without momentum keeps no state and is not reported.
     Cannot see: a rebuild in a helper of another file; per-task optimizers of meta-learning
     built in a loop look the same and are reported.
     """
     for call in ctx.calls:
-        if not _built_as(ctx, call, OPTIMIZER_CLASSES):
+        if not _built_as(ctx, call, OPTIMIZER_CLASSES) or _stateless(ctx, call):
             continue
         where = _rebuilt_each_epoch(ctx, call)
         if where is not None:

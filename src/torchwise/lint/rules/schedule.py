@@ -10,6 +10,7 @@ from torchwise.lint.context import FileContext, dotted, keyword, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.data import argparse_default
 
 _EPOCH_BASED = frozenset({"StepLR", "MultiStepLR", "ExponentialLR"})
 _STEP_BASED = frozenset({"OneCycleLR", "CyclicLR"})
@@ -58,7 +59,7 @@ def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, s
         return None
     name = (ctx.qualname(built.func) or "").rsplit(".", 1)[-1]
     if name in _EPOCH_BASED:
-        return None if _counts_iterations(built) else ("epoch", name)
+        return None if _counts_iterations(ctx, built) else ("epoch", name)
     if name in _STEP_BASED or name.endswith("_schedule_with_warmup"):
         return "step", name
     if name == "CosineAnnealingLR":
@@ -82,11 +83,15 @@ def _explicit_epoch(call: ast.Call) -> bool:
     return bool(call.args) or keyword(call, "epoch") is not None
 
 
-def _counts_iterations(built: ast.Call) -> bool:
+def _counts_iterations(ctx: FileContext, built: ast.Call) -> bool:
     """``MultiStepLR(opt, milestones=[60000, 80000])`` or ``StepLR(opt, cfg.max_iter // 3)``:
-    a schedule written in iterations, stepped per batch on purpose."""
+    a schedule written in iterations, stepped per batch on purpose. An option read from the
+    command line counts by its argparse default (DeepLabV3Plus' ``--step_size``, 10000)."""
     positional = built.args[1] if len(built.args) > 1 else None
     unit = keyword(built, "milestones") or keyword(built, "step_size") or positional
+    if isinstance(unit, ast.Attribute):
+        default = argparse_default(ctx, unit.attr)
+        unit = default if isinstance(default, ast.expr) else unit
     if unit is None:
         return False
     numbers = [n.value for n in ast.walk(unit) if isinstance(n, ast.Constant) and isinstance(n.value, int)]

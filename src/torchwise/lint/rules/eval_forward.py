@@ -1,0 +1,177 @@
+"""TW132: a model called on evaluation data with autograd on, followed through the script."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from torchwise.lint.context import FileContext, dotted, method, position
+from torchwise.lint.findings import Hit, Level
+from torchwise.lint.registry import rule
+
+# test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
+_EVAL_DATA_WORDS = re.compile(
+    r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I
+)
+
+
+def _model_object(ctx: FileContext, func: ast.expr) -> bool:
+    """``model(x)`` / ``self.net(x)``: a model held in a variable, not ``evaluate_model(...)``
+    (a function of this file), ``LinearClassifier(...)`` (a class) or ``accelerator.unwrap_model``."""
+    name = dotted(func)
+    if name is None or ctx.kind(func) != "model":
+        return False
+    parts = name.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "self") or parts[-1][:1].isupper():
+        return False
+    return parts[-1] not in ctx.functions and (parts[0] not in ctx.imports or _rebound(ctx, parts[0]))
+
+
+def _rebound(ctx: FileContext, name: str) -> bool:
+    """``import model`` then ``model = model.RNNModel(...)``: the name holds the built model."""
+    return any(isinstance(value, ast.Call) for value in ctx.assignments.get(name, []))
+
+
+def _targets(node: ast.Assign | ast.AugAssign) -> set[str]:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {d for t in targets for n in ast.walk(t) if (d := dotted(n))}
+
+
+def _feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
+    """Whether ``call``'s result reaches a ``backward()`` later in ``scope``: names are
+    followed through assignments in source order, and a name assigned anew from something
+    else stops carrying it (``pred`` of the test pass is not the ``pred`` trained on later)."""
+    statement = ctx.statement(call)
+    if statement is None:
+        return False
+    if any(ctx.is_backward(c) for c in ctx.calls_in(statement)):
+        return True
+    tainted = _targets(statement) if isinstance(statement, ast.Assign) else set()
+    later = sorted(
+        (
+            n
+            for n in ctx.walk(scope)
+            if position(n) > position(statement)
+            and (isinstance(n, ast.Assign | ast.AugAssign) or (isinstance(n, ast.Call) and _uses_grad(ctx, n)))
+        ),
+        key=position,
+    )
+    for node in later:
+        used = {dotted(n) for n in ast.walk(node if isinstance(node, ast.Call) else node.value)}
+        if isinstance(node, ast.Call):
+            if used & tainted:
+                return True
+        elif used & tainted:
+            tainted |= _targets(node)
+        elif isinstance(node, ast.Assign):
+            tainted -= _targets(node)
+    return False
+
+
+def _uses_grad(ctx: FileContext, call: ast.Call) -> bool:
+    return ctx.is_backward(call) or method(call) == "requires_grad_" or "autograd.grad" in (dotted(call.func) or "")
+
+
+def _grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
+    return any(
+        ctx.is_no_grad(c) and position(c) < position(node) and isinstance(ctx.parents.get(c), ast.Expr)
+        for c in ctx.calls_in(scope)
+    )
+
+
+@rule("TW132", Level.WARNING, hint="run the evaluation forward under `with torch.no_grad():`")
+def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
+    """A model called on evaluation data with autograd on, where no loop over a loader shows it.
+
+    Why: the forward records a graph and keeps every activation for a backward that never
+    comes; on a whole test tensor or set that is the memory of a training step for nothing.
+    Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the evaluation.
+    It follows the forward's result: a call on ``test_x`` / ``val_data`` (or inside an
+    ``evaluate()``-like function that trains nothing) whose output never reaches
+    ``backward()``. ``Variable(x, volatile=True)`` does not count as no_grad (it has done
+    nothing since torch 0.4), but it says the author wanted autograd off: a forward on such a
+    Variable (or on a name last given one) is reported whatever the names around it.
+    Cannot see: a no_grad set by a caller in another file; an evaluation with neither a
+    volatile input nor evaluation-like data in a function with a neutral name (TW104 covers
+    loops over loaders); a volatile Variable that reaches the model through another value.
+    A name that an import binds and a constructor call rebinds (``import model`` then
+    ``model = model.RNNModel(...)``) is taken for the model.
+    """
+    from torchwise.lint.rules.evaluation import evaluation_loops
+
+    reported_loops = [loop for loop, no_grad in evaluation_loops(ctx) if not no_grad]
+    for call in ctx.calls:
+        if not _model_object(ctx, call.func) or ctx.under_no_grad(call):
+            continue
+        if any(loop in ctx.ancestors(call) for loop in reported_loops):
+            continue  # TW104 names the loop
+        scope = ctx.scope_of(call)
+        function = ctx.function(call)
+        on_eval_data = any(_EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
+        in_eval_function = bool(function and _EVAL_DATA_WORDS.search(function.name) and not ctx.has_backward(function))
+        volatile = _volatile_input(ctx, call, scope)
+        if not (on_eval_data or in_eval_function or volatile) or _grad_off_before(ctx, scope, call):
+            continue
+        if _feeds_backward(ctx, call, scope):
+            continue
+        if function is not None and _called_only_under_no_grad(ctx, function):
+            continue
+        if volatile:
+            what = f"{ast.unparse(call.func)}(...) runs on Variable(volatile=True)"
+            yield Hit(call, f"{what}, which does nothing since torch 0.4: autograd is on here")
+        else:
+            yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+
+
+def _volatile_input(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
+    """An argument that is ``Variable(x, volatile=True)`` (through ``.cuda()`` and the like),
+    directly or as the last value its name was given before the call in the same scope
+    (``data, target = Variable(data, volatile=True), Variable(target)``): its author meant the
+    forward to run without autograd, and since torch 0.4 it does not."""
+    for arg in call.args:
+        if _is_volatile(arg):
+            return True
+        name = dotted(arg)
+        if name is None:
+            continue
+        given = [
+            (position(node), value)
+            for node in ctx.walk(scope)
+            if isinstance(node, ast.Assign) and position(node) < position(call)
+            for target in node.targets
+            if (value := _value_given(target, node.value, name)) is not None
+        ]
+        if given and _is_volatile(max(given, key=lambda pair: pair[0])[1]):
+            return True
+    return False
+
+
+def _value_given(target: ast.expr, value: ast.expr, name: str) -> ast.expr | None:
+    """The part of ``value`` that ``target = value`` gives to ``name`` (tuples unpacked)."""
+    if dotted(target) == name:
+        return value
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List):
+        if len(target.elts) == len(value.elts):
+            for part, given in zip(target.elts, value.elts, strict=True):
+                if (found := _value_given(part, given, name)) is not None:
+                    return found
+    return None
+
+
+def _is_volatile(node: ast.expr) -> bool:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not _is_variable(node):
+        node = node.func.value  # Variable(x, volatile=True).cuda().unsqueeze(0)
+    return _is_variable(node) and any(
+        k.arg == "volatile" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in node.keywords  # type: ignore[union-attr]
+    )
+
+
+def _is_variable(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "Variable"
+
+
+def _called_only_under_no_grad(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    sites = [c for c in ctx.calls if ctx.callee(c) is function]
+    return bool(sites) and all(ctx.under_no_grad(s) for s in sites)
