@@ -11,7 +11,8 @@ forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
 under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
 sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
-dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
+dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
+``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
 Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
 memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
@@ -62,6 +63,7 @@ from torchwise.explain.families import (
     shape_errors,
     state_dict_errors,
     tensor_errors,
+    transform_errors,
     user_code_errors,
     worker_errors,
 )
@@ -80,6 +82,7 @@ KNOWN: list[KnownError] = [
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
+    *transform_errors.KNOWN,
     *distributed_errors.KNOWN,
     *huggingface_errors.KNOWN,
     *compile_errors.KNOWN,

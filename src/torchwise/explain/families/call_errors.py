@@ -277,6 +277,26 @@ def _module_for_object(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _multiple_values(match: re.Match[str], text: str) -> Explanation:
+    function, argument = match.group(1), match.group(2)
+    hub = "hub" in text or "hubconf" in text
+    return answer(
+        title=f"{function}() got {argument} twice",
+        meaning=(
+            f"Python received a value for {argument} both by position (or from the function that"
+            " forwards the call) and by keyword, and will not choose."
+        ),
+        cause=(
+            f"The hub entry (hubconf) already passes {argument} to {function} itself, so"
+             f" torch.hub.load(..., {argument}=...) gives it a second time."
+             if hub else
+             f"The call passes {argument} by keyword while a positional argument (or a wrapper"
+             f" such as functools.partial, or the caller's own **kwargs) already fills it."
+        ),
+        fix=f"Give {argument} once: drop the keyword (or the positional value) from the call.",
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "method-arguments",
@@ -311,5 +331,11 @@ KNOWN: list[KnownError] = [
         r"AttributeError: module '(\w+)' has no attribute '(\w+)'",
         _module_for_object,
         when=_module_of_the_project,
+    ),
+    known(
+        "multiple-values",
+        r"TypeError: (?:[\w.]+\.)?(\w+)\(\) got multiple values for (?:keyword )?argument '(\w+)'",
+        _multiple_values,
+        generic=True,
     ),
 ]

@@ -78,6 +78,26 @@ def _optimizer_groups(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _capturable(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Adam's capturable check failed: the optimizer state is not on the GPU",
+        meaning=(
+            "Adam/AdamW with capturable=True (for CUDA graphs) keep their step counters on the"
+            " GPU and refuse parameters or steps elsewhere."
+        ),
+        cause=(
+            "torch 1.12.0 sets capturable when an optimizer state is loaded (a resumed"
+            " checkpoint), while the loaded state_steps stay on the CPU: a bug of that release;"
+            " or the model was moved after the optimizer state was loaded."
+        ),
+        fix=(
+            "Upgrade torch (1.12.1 fixed it), or after optimizer.load_state_dict set"
+            " optimizer.param_groups[0]['capturable'] = True and move the state to the GPU;"
+            " move the model to the GPU before building and loading the optimizer."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "save-cannot-open",
@@ -94,5 +114,10 @@ KNOWN: list[KnownError] = [
         r"loaded state dict (has a different number of) parameter groups"
         r"|loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
         _optimizer_groups,
+    ),
+    known(
+        "adam-capturable",
+        r"If capturable=True, params and state_steps must be (?:on supported devices|CUDA tensors)",
+        _capturable,
     ),
 ]

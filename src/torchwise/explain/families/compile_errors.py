@@ -275,6 +275,46 @@ def _trace_constant_output(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _jit_hooks(match: re.Match[str], text: str) -> Explanation:
+    module = match.group(1)
+    return answer(
+        title="torch.jit cannot script or trace a module that has hooks",
+        meaning=(
+            f"TorchScript compiles forward only; {module} has hooks registered (forward or"
+            " backward), which it cannot carry into the compiled module, so it refuses."
+        ),
+        cause=(
+            "A library or the code registered hooks on the model (opacus for per-sample"
+            " gradients, feature extractors, pruning or visualisation tools) before jit."
+        ),
+        fix=(
+            "Remove the hooks first (keep the handles register_*_hook returns and call"
+            " handle.remove()), or export a copy of the model made before they were added;"
+            " torch.export / torch.compile handle hooked models better than torch.jit."
+        ),
+    )
+
+
+def _onnx_attribute(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="ONNX export: an operator attribute is computed at run time",
+        meaning=(
+            "ONNX needs some operator arguments (kernel sizes, output sizes, axes, pads) as"
+            " constants in the graph; one was computed from a tensor while tracing."
+        ),
+        cause=(
+            "The model derives such an argument from data or a tensor's size, e.g."
+            " F.adaptive_avg_pool2d / F.interpolate with a size that is a tensor, a kernel size"
+            " from x.shape turned into a tensor, or .item() on a traced value."
+        ),
+        fix=(
+            "Make the argument a Python int fixed for the export (a constant, or int(...) of a"
+            " static shape), or use an operator whose size ONNX takes as an input; a newer"
+            " exporter (torch.onnx.export(..., dynamo=True)) handles more of these."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "compile-backend-failed",
@@ -326,5 +366,15 @@ KNOWN: list[KnownError] = [
         r"output (\d+) \([^)]*\) of traced region did not have observable data dependence",
         _trace_constant_output,
         re.DOTALL,
+    ),
+    known(
+        "jit-hooks",
+        r"Modules that have (?:backward )?hooks assigned can't be compiled(?:: ([\w.]+))?",
+        _jit_hooks,
+    ),
+    known(
+        "onnx-attribute-not-constant",
+        r"Failed to export an ONNX attribute,? since it's not constant",
+        _onnx_attribute,
     ),
 ]

@@ -173,6 +173,26 @@ def _tokenizer_class(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _sampling_nan(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Sampling got probabilities that are NaN, infinite or negative",
+        meaning=(
+            "generate(do_sample=True) draws the next token with torch.multinomial from the"
+            " softmax of the logits; the logits were NaN or inf, so the probabilities are too."
+        ),
+        cause=(
+            "The model's activations overflowed in float16 (a model trained in bfloat16 run in"
+            " float16, torch_dtype='auto' or .half() on a GPU without bf16), or the weights are"
+            " broken (a bad merge or quantization, NaN after fine-tuning)."
+        ),
+        fix=(
+            "Load in bfloat16 (torch_dtype=torch.bfloat16, on GPUs from Ampere on) or float32;"
+            " check one forward pass for NaN (torch.isnan(logits).any()); try do_sample=False to"
+            " see whether the logits themselves are broken."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "lightning-invalid-scheduler",
@@ -206,5 +226,10 @@ KNOWN: list[KnownError] = [
         "hf-tokenizer-class-missing",
         r"Tokenizer class (\w+) does not exist or is not currently imported",
         _tokenizer_class,
+    ),
+    known(
+        "sampling-nan",
+        r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+        _sampling_nan,
     ),
 ]

@@ -228,6 +228,27 @@ def _python2_torch_attribute(match: re.Match[str], text: str) -> Explanation:
     return _torch_attribute(re.match(r"(torch)\.(\w+)", f"torch.{name}"), text)  # type: ignore[arg-type]
 
 
+def _torch_symbol_unplaced(match: re.Match[str], text: str) -> Explanation:
+    symbol = match.group(1)
+    return answer(
+        title="A compiled extension needs a symbol of torch's C++ library that is not loaded",
+        meaning=(
+            f"{symbol} is a C++ name from libtorch (at::, c10::, torch::, caffe2::): the module"
+            " that needs it links against torch's libraries, and the symbol was not found when it"
+            " was loaded."
+        ),
+        cause=(
+            "The extension was imported before torch (its .so then finds no libtorch symbols),"
+            " or it was compiled against another torch version than the installed one."
+        ),
+        fix=(
+            "import torch before the extension module; if the error stays, rebuild or reinstall"
+            " the extension for the installed torch (pip install --no-build-isolation ., or its"
+            " wheel for your torch and CUDA)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "undefined-symbol",
@@ -257,5 +278,11 @@ KNOWN: list[KnownError] = [
         r"'module' object has no attribute '(\w+)'",  # Python 2's wording names no module
         _python2_torch_attribute,
         when=_python2_module_attribute,
+    ),
+    known(
+        "torch-symbol-unplaced",
+        r"(?<!\.so: )(?<![\d.]: )undefined symbol: (_ZN(?:2at|3c10|5torch|6caffe2)\w+)",
+        _torch_symbol_unplaced,
+        generic=True,
     ),
 ]

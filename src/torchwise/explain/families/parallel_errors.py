@@ -84,6 +84,27 @@ def _two_gpus(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _chunk_sizes(match: re.Match[str], text: str) -> Explanation:
+    total, size = int(match.group(1)), int(match.group(2))
+    return answer(
+        title=f"DataParallel's chunk sizes add up to {total}, and the batch has {size}",
+        meaning=(
+            "Scattering a batch over GPUs with fixed chunk sizes (one per GPU) needs them to sum"
+            f" to the batch size; they sum to {total} and this batch holds {size}."
+        ),
+        cause=(
+            "The chunk sizes are set for a full batch (a master_batch / chunk_sizes setting of"
+            f" the project) and a smaller batch came: the last batch of the data ({size} left"
+            " over), or a batch size changed at evaluation."
+        ),
+        fix=(
+            "Drop the last incomplete batch (DataLoader(..., drop_last=True)), compute the chunk"
+            " sizes from each batch's own size, or evaluate on one GPU (the project's single-GPU"
+            " command)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "wrapper-attribute",
@@ -105,5 +126,11 @@ KNOWN: list[KnownError] = [
         r"|expected device cuda:(\d+) but got device cuda:(\d+)"
         r"|found at least two devices, cuda:(\d+) and cuda:(\d+)",
         _two_gpus,
+    ),
+    known(
+        "data-parallel-chunk-sizes",
+        r"given chunk sizes don't sum up to the tensor's size \(sum\(chunk_sizes\) == (\d+), but"
+        r" expected (\d+)\)",
+        _chunk_sizes,
     ),
 ]
