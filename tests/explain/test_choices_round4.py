@@ -6,21 +6,12 @@ The held-out half (tests/explain/heldout4/) is measured, not pinned here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
+from tests.explain.pinned import answer_text, pinned_tests, working_texts
 
 from torchwise.explain.lookup import explain
 
-WORKING = Path(__file__).parent / "working4" / "texts.yaml"
-TEXTS = {row["number"]: row["text"] for row in yaml.safe_load(WORKING.read_text())}
-
-
-def answer_text(message: str, error_id: str) -> str:
-    explanation = explain(message)
-    assert explanation is not None and explanation.id == error_id, (message[-300:], explanation)
-    return "\n".join([explanation.title, explanation.meaning, explanation.cause, explanation.fix])
+TEXTS = working_texts("working4")
 
 
 # number in working4 -> (the table entry, phrases the answer must hold)
@@ -53,20 +44,11 @@ PINNED = {
 NOT_KNOWN = [29, 30]  # a module of the project or a package? "No module named 'x'" alone does not say
 
 
-@pytest.mark.parametrize("number", sorted(PINNED))
-def test_the_working_half_is_answered_with_its_cause(number):
-    error_id, phrases = PINNED[number]
-    text = answer_text(TEXTS[number], error_id)
-    assert all(phrase in text for phrase in phrases), (number, [p for p in phrases if p not in text])
-
-
-@pytest.mark.parametrize("number", NOT_KNOWN)
-def test_what_the_paste_does_not_bear_out_stays_unknown(number):
-    assert explain(TEXTS[number]) is None
-
-
-def test_the_working_half_is_pinned_whole():
-    assert sorted([*PINNED, *NOT_KNOWN]) == sorted(TEXTS)
+(
+    test_the_working_half_is_answered_with_its_cause,
+    test_what_the_paste_does_not_bear_out_stays_unknown,
+    test_the_working_half_is_pinned_whole,
+) = pinned_tests(TEXTS, PINNED, NOT_KNOWN)
 
 
 ASSERT_AT = '  File "train.py", line 9, in main\n    {source}\nAssertionError\n'
@@ -89,7 +71,9 @@ def test_a_failed_assert_is_read_from_its_condition(source, phrases):
 
 
 def test_an_assert_inside_a_library_or_without_its_line_is_not_known():
-    library = '  File "/usr/lib/python3.10/site-packages/lib/x.py", line 3, in f\n    assert ok\nAssertionError\n'
+    library = (
+        '  File "/usr/lib/python3.10/site-packages/lib/x.py", line 3, in f\n    assert ok\nAssertionError\n'
+    )
     assert explain(library) is None
     assert explain("AssertionError\n") is None
     assert explain('  File "train.py", line 9, in main\n    run(x)\nAssertionError\n') is None
@@ -105,7 +89,10 @@ def test_a_module_name_is_the_projects_file_only_when_the_traceback_runs_through
 
 
 def test_gpus_apart_are_not_read_as_cpu_against_gpu():
-    text = "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cuda:1!"
+    text = (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two"
+        " devices, cuda:0 and cuda:1!"
+    )
     assert "GPU 0 and GPU 1" in answer_text(text, "two-gpus")
     assert "cpu and cuda:0" in answer_text(text.replace("cuda:0 and cuda:1", "cpu and cuda:0"), "two-devices")
 
@@ -113,4 +100,5 @@ def test_gpus_apart_are_not_read_as_cpu_against_gpu():
 def test_a_save_cut_short_is_a_disk_unless_memory_ran_out_first():
     cut = "RuntimeError: [enforce fail at inline_container.cc:300] . unexpected pos 60 vs 49\n"
     assert "full" in answer_text(cut, "save-write-failed")
-    assert "out of memory" in answer_text("MemoryError\n\nDuring handling of the above exception:\n" + cut, "save-write-failed")
+    memory = "MemoryError\n\nDuring handling of the above exception:\n" + cut
+    assert "out of memory" in answer_text(memory, "save-write-failed")
