@@ -86,6 +86,8 @@ def test_a_module_name_is_the_projects_file_only_when_the_traceback_runs_through
     assert explain(message) is None  # no file of that name in the paste
     installed = through.replace("/home/u/proj/", "/usr/lib/python3.10/site-packages/")
     assert explain(installed) is None
+    # a function the project's module lacks is not an object mistaken for the module
+    assert explain(through.replace("no attribute 'step'", "no attribute 'build_sgd'")) is None
 
 
 def test_gpus_apart_are_not_read_as_cpu_against_gpu():

@@ -242,11 +242,21 @@ def _not_wrapped(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# Methods of the objects a training script holds (a model, an optimizer, a scheduler, a loss, a
+# tensor, a loader): a module that lacks one of these was meant to be such an object. Any other
+# missing name may just be a function the project's module does not define (yet).
+OBJECT_METHODS = {
+    "load_state_dict", "state_dict", "step", "zero_grad", "parameters", "named_parameters",
+    "to", "cuda", "cpu", "eval", "train", "forward", "backward", "item", "size", "param_groups",
+}
+
+
 def _module_of_the_project(match: re.Match[str], text: str) -> bool:
-    """The name is also a file of the user's project in the traceback: ``optimizer`` is
-    optimizer.py, so the value used is that module, not the object of the same name."""
+    """The name is also a file of the user's project in the traceback (``optimizer`` is
+    optimizer.py) and what is looked up on it is an object's method: the value used is that
+    module, not the object of the same name."""
     name = match.group(1)
-    return any(
+    return match.group(2) in OBJECT_METHODS and any(
         re.split(r"[\\/]", frame.file)[-1] == f"{name}.py" and not frame.in_library
         for _, frame in frames(text)
     )
