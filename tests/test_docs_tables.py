@@ -38,7 +38,8 @@ SECTIONS = ("data", "model", "task", "optim", "schedule", "train", "checkpoint",
 # `train.epochs`, `optim.lr=3e-3`, `early_stop.*`; not `model.eval()` or `model.safetensors`
 MENTION = re.compile(rf"`((?:{'|'.join(SECTIONS)})\.[a-z_*]+(?:\.[a-z_*]+)*)[`=: ]")
 # Not config keys: the export manifest's `task` entries (export.md) and a file a lint example names.
-NOT_CONFIG = {"task.class_dim", "task.classes", "task.prediction", "task.targets", "model.chkpt"}
+NOT_CONFIG = {"task.class_dim", "task.classes", "task.prediction", "task.targets", "model.chkpt",
+              "model.module"}  # Python attributes the pages quote (DataParallel's model.module)
 FILES = (".py", ".safetensors", ".json", ".jsonl", ".yaml", ".pt", ".pth", ".pt2", ".onnx", ".bin", ".png", ".html")
 
 

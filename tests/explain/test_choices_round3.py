@@ -6,21 +6,12 @@ out. The held-out half (tests/explain/heldout3/) is measured, not pinned here.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
+from tests.explain.pinned import answer_text, pinned_tests, working_texts
 
 from torchwise.explain.lookup import explain
 
-WORKING = Path(__file__).parent / "working3" / "texts.yaml"
-TEXTS = {row["number"]: row["text"] for row in yaml.safe_load(WORKING.read_text())}
-
-
-def answer_text(message: str, error_id: str) -> str:
-    explanation = explain(message)
-    assert explanation is not None and explanation.id == error_id, (message[-300:], explanation)
-    return "\n".join([explanation.title, explanation.meaning, explanation.cause, explanation.fix])
+TEXTS = working_texts("working3")
 
 
 # number in working3 -> (the table entry, phrases the answer must hold)
@@ -52,20 +43,11 @@ PINNED = {
 NOT_KNOWN = [3, 9, 10, 47]  # an old-torch kernel check, forward() missing inputs with no cause shown
 
 
-@pytest.mark.parametrize("number", sorted(PINNED))
-def test_the_working_half_is_answered_with_its_cause(number):
-    error_id, phrases = PINNED[number]
-    text = answer_text(TEXTS[number], error_id)
-    assert all(phrase in text for phrase in phrases), (number, [p for p in phrases if p not in text])
-
-
-@pytest.mark.parametrize("number", NOT_KNOWN)
-def test_what_the_paste_does_not_bear_out_stays_unknown(number):
-    assert explain(TEXTS[number]) is None
-
-
-def test_the_working_half_is_pinned_whole():
-    assert sorted([*PINNED, *NOT_KNOWN]) == sorted(TEXTS)
+(
+    test_the_working_half_is_answered_with_its_cause,
+    test_what_the_paste_does_not_bear_out_stays_unknown,
+    test_the_working_half_is_pinned_whole,
+) = pinned_tests(TEXTS, PINNED, NOT_KNOWN)
 
 
 def test_a_key_error_needs_the_key_on_the_users_line():

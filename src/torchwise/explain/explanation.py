@@ -127,8 +127,10 @@ def answer(*, title: str, meaning: str, cause: str, fix: str) -> Explanation:
 
 
 def sentence(text: str) -> str:
-    """Capitalised and ending in a full stop, for parts assembled from table fragments."""
-    text = text[0].upper() + text[1:]
+    """Capitalised and ending in a full stop, for parts assembled from table fragments; a
+    sentence that starts with code (``input_size[i] is ...``) keeps its first word as written."""
+    if text.split(" ", 1)[0].isalpha():
+        text = text[0].upper() + text[1:]
     return text if text.endswith(".") else text + "."
 
 

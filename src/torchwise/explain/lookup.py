@@ -4,20 +4,25 @@
 log with warnings before the error) and returns an ``Explanation``, or None for a message it
 does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
 reads the numbers out of the message. The entries live in small files by family, in
-``families/``: ``code_errors`` (model code, state dicts, devices, dtypes), ``python_errors`` (torch
+``families/``: ``code_errors`` (model code, devices, dtypes), ``state_dict_errors`` (loading
+a state dict), ``parallel_errors`` (DataParallel, tensors on two GPUs), ``python_errors`` (torch
 objects in the user's Python: a tensor as a dict key, a loss that is a number, a missing
 forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
-under autocast), ``shape_errors`` (layer input shapes), ``layer_errors`` (normalisation
-layer sizes), ``tensor_errors`` (views, index dtypes, in-place results, non-scalar backward,
-GradScaler), ``autograd_errors``, ``worker_errors`` (DataLoader workers),
+under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
+sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
+dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
+``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
 Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
 memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
-files) and ``install_errors`` (importing torch, torchvision and compiled extensions); last, the errors
+files), ``machine_errors`` (full disks, downloads, NVML, TorchScript files, torch's internal
+asserts), ``kernel_errors`` (no kernel for a backend), ``install_errors`` (importing torch,
+torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
-missing key, an unpacking of the wrong count, a None) and ``index_errors``. How a
+missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
+(a failed assert, a NumPy array's .size called). How a
 paste is read (which line is the error) is ``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
@@ -33,7 +38,9 @@ import re
 
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
+    assert_errors,
     autograd_errors,
+    broadcast_errors,
     call_errors,
     checkpoint_file_errors,
     code_errors,
@@ -43,14 +50,20 @@ from torchwise.explain.families import (
     huggingface_errors,
     index_errors,
     install_errors,
+    kernel_errors,
     layer_errors,
+    library_errors,
     loss_errors,
+    machine_errors,
     package_errors,
+    parallel_errors,
     python_errors,
     runtime_errors,
     setup_errors,
     shape_errors,
+    state_dict_errors,
     tensor_errors,
+    transform_errors,
     user_code_errors,
     worker_errors,
 )
@@ -58,25 +71,33 @@ from torchwise.explain.paste import Paste, unwrapped
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
+    *state_dict_errors.KNOWN,
     *python_errors.KNOWN,
     *device_errors.KNOWN,
+    *parallel_errors.KNOWN,
     *loss_errors.KNOWN,
     *shape_errors.KNOWN,
+    *broadcast_errors.KNOWN,
     *layer_errors.KNOWN,
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
+    *transform_errors.KNOWN,
     *distributed_errors.KNOWN,
     *huggingface_errors.KNOWN,
     *compile_errors.KNOWN,
     *runtime_errors.KNOWN,
     *setup_errors.KNOWN,
+    *machine_errors.KNOWN,
+    *kernel_errors.KNOWN,
     *checkpoint_file_errors.KNOWN,
     *package_errors.KNOWN,
     *install_errors.KNOWN,
+    *library_errors.KNOWN,
     *call_errors.KNOWN,
     *user_code_errors.KNOWN,
     *index_errors.KNOWN,
+    *assert_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".

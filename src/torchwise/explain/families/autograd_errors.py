@@ -287,6 +287,28 @@ def _legacy_function(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _integer_requires_grad(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="An integer tensor was asked to require gradients",
+        meaning=(
+            "Autograd only differentiates floating-point (and complex) tensors; requires_grad=True"
+            " on an integer or bool tensor (indices, labels, int8 weights) is refused."
+        ),
+        cause=(
+            "requires_grad is set on an integer tensor: torch.tensor([1, 2], requires_grad=True)"
+            " or torch.arange(...) built from ints, nn.Parameter around int64 data, or a model"
+            " whose weights are already quantized to int8 being made trainable (loading a"
+            " pre-quantized checkpoint for fine-tuning)."
+        ),
+        fix=(
+            "Make the tensor floating point first (torch.tensor([1., 2.]), x.float(),"
+            " dtype=torch.float32) or leave integer tensors without gradients; to fine-tune a"
+            " quantized model, load the float checkpoint and let the training code quantize it"
+            " (or train adapters such as LoRA on top)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "legacy-autograd-function",
@@ -339,5 +361,10 @@ KNOWN: list[KnownError] = [
         "rnn-backward-in-eval",
         r"(?:cudnn RNN )?backward(?:_input)? can only be called in training mode",
         _rnn_backward_eval,
+    ),
+    known(
+        "integer-requires-grad",
+        r"Only Tensors of floating point (?:and complex )?dtype can require gradients",
+        _integer_requires_grad,
     ),
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import frames, last_frame, user_frame
+from torchwise.explain.paste import Frame, frames, last_frame, user_frame
 
 # torch's own placeholders have their own entries (forward-not-implemented).
 OWN_PLACEHOLDERS = {"forward", "_forward_unimplemented"}
@@ -23,6 +23,8 @@ def _arguments_at(source: str, name: str) -> int | None:
     """How many arguments ``source`` passes in its call to ``name`` (top-level commas); a method
     stored under another name (``self.collate_fn = self.__collate_fn``) is the line's last call."""
     start = re.search(rf"\b{re.escape(name)}\s*\(", source)
+    if start is None and name == "__init__":  # a class is called: the line's outermost call
+        start = re.search(r"[A-Za-z_][\w.]*\s*\(", source)
     if start is None:
         calls = list(re.finditer(r"\.\s*\w+\s*\(", source))
         if not calls:
@@ -50,6 +52,8 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
     passed = _arguments_at(site.source, name) if site else None
     method = site is not None and re.search(r"\.\s*\w+\s*\(", site.source) is not None
     place = site.place if site else "the call"
+    if name == "__init__" and site is not None:
+        return _constructor_arguments(site, takes - 1, given - 1)
     if method and passed == takes and given == takes + 1:
         return answer(
             title=f"{name} is defined without self but called as a method",
@@ -80,6 +84,28 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
             f"Call {name} with the arguments its def line lists (print(inspect.signature(...)))"
             " or use the entry point the project documents for this task; where a library calls"
             " it, install the version the code was written for."
+        ),
+    )
+
+
+def _constructor_arguments(site: Frame, declared: int, passed: int) -> Explanation:
+    by = "a library" if site.in_library else "the code"
+    return answer(
+        title=f"A class is built with {passed} argument(s) but its __init__ takes {declared} ({site.place})",
+        meaning=(
+            f"{site.place} calls a class ({site.source}); Python passes the {passed} argument(s)"
+            f" to its __init__, which declares {declared} besides self."
+        ),
+        cause=(
+            f"The class that {by} builds there is not written for that call: a model, dataset or"
+            " callback class whose __init__ does not take the configuration (or other values)"
+            f" the caller passes{' (the library builds your class from its config)' if site.in_library else ''},"
+            " or the class was changed or swapped for another with a different signature."
+        ),
+        fix=(
+            "Give the class's __init__ the parameters the call passes, e.g. def __init__(self,"
+            " config): super().__init__(); ... (and read the settings from it), or pass the"
+            " class that the caller expects."
         ),
     )
 
@@ -216,6 +242,71 @@ def _not_wrapped(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# Methods of the objects a training script holds (a model, an optimizer, a scheduler, a loss, a
+# tensor, a loader): a module that lacks one of these was meant to be such an object. Any other
+# missing name may just be a function the project's module does not define (yet).
+OBJECT_METHODS = {
+    "load_state_dict", "state_dict", "step", "zero_grad", "parameters", "named_parameters",
+    "to", "cuda", "cpu", "eval", "train", "forward", "backward", "item", "size", "param_groups",
+}
+
+
+def _module_of_the_project(match: re.Match[str], text: str) -> bool:
+    """The name is also a file of the user's project in the traceback (``optimizer`` is
+    optimizer.py) and what is looked up on it is an object's method: the value used is that
+    module, not the object of the same name."""
+    name = match.group(1)
+    return match.group(2) in OBJECT_METHODS and any(
+        re.split(r"[\\/]", frame.file)[-1] == f"{name}.py" and not frame.in_library
+        for _, frame in frames(text)
+    )
+
+
+def _module_for_object(match: re.Match[str], text: str) -> Explanation:
+    name, attribute = match.group(1), match.group(2)
+    frame = user_frame(text, match.start())
+    place = f" ({frame.place})" if frame else ""
+    return answer(
+        title=f"'{name}' is the project's module {name}.py, not an object with .{attribute}{place}",
+        meaning=(
+            f"Python looked {attribute} up on the module {name} (the file {name}.py, which the"
+            f" traceback runs through) and the module defines no such name: the code meant an"
+            f" object that has .{attribute}."
+        ),
+        cause=(
+            f"One name is used for two things: import {name} (the file {name}.py) and a"
+            f" variable {name} holding the object; where the variable is not the one in scope"
+            f" (a call passes the module, a variable named otherwise, a typo), {name} is the"
+            " module."
+        ),
+        fix=(
+            f"Pass the object itself where {name} is used (the traceback's lines in your code), and give the module"
+            f" and the object different names (import {name} as {name}_lib, or call the"
+            f" variable {name}_obj)."
+        ),
+    )
+
+
+def _multiple_values(match: re.Match[str], text: str) -> Explanation:
+    function, argument = match.group(1), match.group(2)
+    hub = "hub" in text or "hubconf" in text
+    return answer(
+        title=f"{function}() got {argument} twice",
+        meaning=(
+            f"Python received a value for {argument} both by position (or from the function that"
+            " forwards the call) and by keyword, and will not choose."
+        ),
+        cause=(
+            f"The hub entry (hubconf) already passes {argument} to {function} itself, so"
+             f" torch.hub.load(..., {argument}=...) gives it a second time."
+             if hub else
+             f"The call passes {argument} by keyword while a positional argument (or a wrapper"
+             f" such as functools.partial, or the caller's own **kwargs) already fills it."
+        ),
+        fix=f"Give {argument} once: drop the keyword (or the positional value) from the call.",
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "method-arguments",
@@ -245,4 +336,16 @@ KNOWN: list[KnownError] = [
         when=_is_placeholder,
     ),
     known("not-wrapped-module", r"'(\w+)' object has no attribute 'module'(?!\w)", _not_wrapped),
+    known(
+        "module-for-object",
+        r"AttributeError: module '(\w+)' has no attribute '(\w+)'",
+        _module_for_object,
+        when=_module_of_the_project,
+    ),
+    known(
+        "multiple-values",
+        r"TypeError: (?:[\w.]+\.)?(\w+)\(\) got multiple values for (?:keyword )?argument '(\w+)'",
+        _multiple_values,
+        generic=True,
+    ),
 ]

@@ -53,6 +53,51 @@ def _persistent_load(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _optimizer_groups(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The saved optimizer state does not fit the optimizer built now",
+        meaning=(
+            "optimizer.load_state_dict matches the saved state to the optimizer's parameter"
+            " groups by position and size (it knows no names): "
+            + ("the number of groups differs." if match.group(1) else
+               "a group holds another number of parameters than the saved one.")
+        ),
+        cause=(
+            "The optimizer is built over other parameters than the one that was saved: the model"
+            " differs (another backbone, layers added or removed, a newer version of the"
+            " project), other layers are frozen or trained with their own learning rate, or"
+            " a group is added after the optimizer is built (add_param_group) in one run and not"
+            " in the other; or a pretrained checkpoint is being resumed rather than fine-tuned."
+        ),
+        fix=(
+            "Build the optimizer exactly as in the run that saved it (same model, same groups in"
+            " the same order, extra groups added before load_state_dict); to fine-tune or infer"
+            " from a checkpoint, load only the model weights and start a new optimizer"
+            " (skip optimizer.load_state_dict)."
+        ),
+    )
+
+
+def _capturable(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Adam's capturable check failed: the optimizer state is not on the GPU",
+        meaning=(
+            "Adam/AdamW with capturable=True (for CUDA graphs) keep their step counters on the"
+            " GPU and refuse parameters or steps elsewhere."
+        ),
+        cause=(
+            "torch 1.12.0 sets capturable when an optimizer state is loaded (a resumed"
+            " checkpoint), while the loaded state_steps stay on the CPU: a bug of that release;"
+            " or the model was moved after the optimizer state was loaded."
+        ),
+        fix=(
+            "Upgrade torch (1.12.1 fixed it), or after optimizer.load_state_dict set"
+            " optimizer.param_groups[0]['capturable'] = True and move the state to the GPU;"
+            " move the model to the GPU before building and loading the optimizer."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "save-cannot-open",
@@ -63,5 +108,16 @@ KNOWN: list[KnownError] = [
         "persistent-load",
         r"A load persistent id instruction was encountered,?\s+but no persistent_load function was specified",
         _persistent_load,
+    ),
+    known(
+        "optimizer-state-mismatch",
+        r"loaded state dict (has a different number of) parameter groups"
+        r"|loaded state dict contains a parameter group that doesn't match the size of optimizer's group",
+        _optimizer_groups,
+    ),
+    known(
+        "adam-capturable",
+        r"If capturable=True, params and state_steps must be (?:on supported devices|CUDA tensors)",
+        _capturable,
     ),
 ]

@@ -53,128 +53,6 @@ def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _keys(label: str, text: str) -> list[str]:
-    line = re.search(rf"{label} key\(s\) in state_dict: (.*)", text)
-    return re.findall(r'"([^"]+)"', line.group(1)) if line else []
-
-
-def _shown(keys: list[str], most: int = 4) -> str:
-    more = f" and {len(keys) - most} more" if len(keys) > most else ""
-    return ", ".join(keys[:most]) + more
-
-
-def _state_dict(match: re.Match[str], text: str) -> Explanation:
-    model = f" {match.group(1)}" if match.group(1) else ""  # the old wording names no class
-    missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
-    # \s+ between words: pasted logs often wrap these long lines
-    sizes = re.findall(
-        r"size mismatch\s+for ([\w.]+): copying a param with shape\s+torch\.Size\(\[([\d, ]*)\]\)"
-        r"\s+from checkpoint, the shape in current model is\s+torch\.Size\(\[([\d, ]*)\]\)",
-        text,
-    )
-    # torch before 1.0: "While copying the parameter named X, whose dimensions in the model are
-    # torch.Size([22, 200]) and whose dimensions in the checkpoint are torch.Size([20, 200])."
-    sizes += [
-        (name, saved, current)
-        for name, current, saved in re.findall(
-            r"While copying the parameter named \"?([\w.]+)\"?, whose dimensions in the model are"
-            r" torch\.Size\(\[([\d, ]*)\]\) and whose dimensions in the checkpoint are"
-            r" torch\.Size\(\[([\d, ]*)\]\)",
-            text,
-        )
-    ]
-    facts, causes, fixes = [], [], []
-    if missing:
-        facts.append(
-            f"the model has {len(missing)} key(s) the checkpoint lacks ({_shown(missing)})"
-        )
-    if unexpected:
-        facts.append(
-            f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
-        )
-    for prefix, source in (
-        ("module.", "DataParallel/DistributedDataParallel"),
-        ("_orig_mod.", "torch.compile"),
-    ):
-        if missing and all(key.startswith(prefix) for key in missing) and not unexpected:
-            # the other direction: a wrapped model (model = DataParallel(model)) given a plain
-            # checkpoint; "module.module." means the model was wrapped twice
-            twice = all(key.startswith(prefix * 2) for key in missing)
-            causes.append(
-                f"the model is wrapped in {source}{' twice' if twice else ''}, which adds"
-                f" '{prefix}' to every key the model expects, while the checkpoint was saved"
-                " from the bare model"
-            )
-            fixes.append(
-                f"load into the inner model (model.module.load_state_dict(state)), or add the"
-                f' prefix: state = {{"{prefix}" + k: v for k, v in state.items()}}'
-                + (f"; and wrap only once: model.module is already a {source}" if twice else "")
-            )
-        if unexpected and all(key.startswith(prefix) for key in unexpected):
-            causes.append(
-                f"the checkpoint was saved from a {source} wrapper,"
-                f" which adds '{prefix}' to every key"
-            )
-            fixes.append(
-                f'state = {{k.removeprefix("{prefix}"): v for k, v in state.items()}}'
-                " before load_state_dict"
-            )
-    for name, saved, current in sizes:
-        facts.append(f"{name} is [{saved}] in the checkpoint but [{current}] in the model")
-    if sizes:
-        names = ", ".join(f'"{name}"' for name, _, _ in sizes)
-        causes.append(
-            "the model is built with other sizes than at save time (number of classes, hidden size)"
-        )
-        fixes.append(
-            "build the model with the sizes used when saving; or, to reuse all but those layers"
-            f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
-            f" state.items() if k not in {{{names}}}}} and load with strict=False"
-        )
-    if not causes and unexpected and not missing:
-        causes.append(
-            "the model was built with fewer parts than the one that was saved: an option given"
-            " when building it (a branch or head switched off, another variant or number of"
-            " types/classes) differs from training, or the code dropped those layers"
-        )
-        fixes.append(
-            "build the model with the same options the checkpoint was trained with (the"
-            " config or command-line flags saved with it)"
-        )
-    elif not causes and missing and not unexpected:
-        causes.append(
-            "the model has parts the checkpoint never had: it was built with other options"
-            " (an extra head or branch, another variant), or the checkpoint holds only part of"
-            " the model (a backbone, or one of several saved state dicts)"
-        )
-        fixes.append(
-            "build the model with the options used at save time, or load the part the"
-            " checkpoint holds into that sub-module (model.backbone.load_state_dict(state))"
-        )
-    elif not causes:
-        causes.append(
-            "the model's code changed since the checkpoint was saved"
-            " (layers added, renamed or removed)"
-        )
-        fixes.append(
-            "load with the model code that saved the checkpoint, or rename the keys in the dict"
-        )
-    return answer(
-        title=f"The checkpoint does not fit the model{model}",
-        meaning=(
-            "load_state_dict matches tensors by name and shape: "
-            + "; ".join(facts or ["keys differ"])
-            + "."
-        ),
-        cause=sentence("; ".join(causes)),
-        fix=(
-            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
-            " unexpected keys (those layers keep their initial weights: check the missing_keys"
-            " and unexpected_keys it returns) but never a size mismatch."
-        ),
-    )
-
-
 def _two_devices(match: re.Match[str], text: str) -> Explanation:
     first, second, argument, on, others = match.groups()
     if first:
@@ -268,11 +146,25 @@ def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
-    return _dtype_answer(expected, found)
+    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)))
 
 
-def _dtype_answer(expected: str, found: str) -> Explanation:
-    cause, fix = _dtype_advice(expected, found)
+# The paste says the forward runs under mixed precision.
+AUTOCAST = re.compile(r"autocast|torch\.cuda\.amp|GradScaler", re.IGNORECASE)
+UNDER_AUTOCAST = (
+    "under autocast an operation that autocast does not manage gets float16 activations next to"
+    " float32 tensors of its own: a custom CUDA extension op (DCN, a fused kernel) with a float32"
+    " kernel only, or a hand-made tensor or buffer combined with autocast's outputs",
+    "run that operation in float32: decorate its forward with"
+    " @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32) (torch.amp.custom_fwd(device_type='cuda',"
+    " cast_inputs=torch.float32) in newer torch), or wrap the call in"
+    " torch.autocast('cuda', enabled=False) and pass x.float()",
+)
+
+
+def _dtype_answer(expected: str, found: str, *, autocast: bool = False) -> Explanation:
+    halves = {expected.lower(), found.lower()} == {"float", "half"}
+    cause, fix = UNDER_AUTOCAST if autocast and halves else _dtype_advice(expected, found)
     return answer(
         title=f"Wrong dtype: expected {expected}, found {found}",
         meaning=(
@@ -321,6 +213,9 @@ def _legacy_devices(match: re.Match[str], text: str) -> Explanation:
             return _dtype_answer(groups["dtype"], groups["got_dtype"])
         which = f" ({groups['argument2']} is on {got})" if groups["argument2"] else ""
         return _device_answer(got.lower(), backend.lower(), which=which)
+    if groups["type_w"]:
+        got, wanted = groups["type_g"], groups["type_w"]
+        return _device_answer(got, wanted, which=f" ({groups['argument4']} is on {got})")
     if groups["on"]:
         on, wanted = (name.lower().replace("gpu", "cuda") for name in (groups["on"], groups["wanted"]))
         return _device_answer(on, wanted, which=f" ({groups['argument3']} is on {groups['on']})")
@@ -335,12 +230,6 @@ KNOWN: list[KnownError] = [
         "linear-shapes",
         r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)",
         _linear_shapes,
-    ),
-    known(
-        "state-dict-mismatch",
-        r"Error\(s\) in loading state_dict for (\w+)"
-        r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()",
-        _state_dict,
     ),
     known(
         "two-devices",
@@ -360,6 +249,8 @@ KNOWN: list[KnownError] = [
         r" #\d+ '(?P<argument2>\w+)'"
         r"|Tensor for argument #\d+ '(?P<argument3>\w+)' is on (?P<on>CPU|GPU|CUDA), but expected it"
         r" to be on (?P<wanted>CPU|GPU|CUDA)"
+        r"|Expected object of device type (?P<type_w>\w+) but got device type (?P<type_g>\w+) for"
+        r" argument #\d+ '(?P<argument4>\w+)'"
         r"|Input, output and indices must be on the current device",
         _legacy_devices,
     ),

@@ -253,6 +253,68 @@ def _export_constraint(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _trace_constant_output(match: re.Match[str], text: str) -> Explanation:
+    which = match.group(1)
+    return answer(
+        title=f"Output {which} of the traced model does not depend on its inputs",
+        meaning=(
+            "torch.jit.trace (and torch.onnx.export, which traces) records the operations from"
+            f" the inputs to each output; output {which} came out of none of them, so the tracer"
+            " cannot tell how to compute it."
+        ),
+        cause=(
+            "forward returns a value built from constants or Python numbers (a scale, a"
+            " parameter-free tensor made with torch.tensor(...), a number turned into a tensor),"
+            " or one computed through .item()/.numpy() so the link to the inputs was cut."
+        ),
+        fix=(
+            "Return only tensors computed from the inputs; drop the constant output from the"
+            " exported forward (a wrapper module that returns the others), or keep the link"
+            " (avoid .item()/.numpy()/torch.tensor(x) on traced values)."
+        ),
+    )
+
+
+def _jit_hooks(match: re.Match[str], text: str) -> Explanation:
+    module = match.group(1)
+    return answer(
+        title="torch.jit cannot script or trace a module that has hooks",
+        meaning=(
+            f"TorchScript compiles forward only; {module} has hooks registered (forward or"
+            " backward), which it cannot carry into the compiled module, so it refuses."
+        ),
+        cause=(
+            "A library or the code registered hooks on the model (opacus for per-sample"
+            " gradients, feature extractors, pruning or visualisation tools) before jit."
+        ),
+        fix=(
+            "Remove the hooks first (keep the handles register_*_hook returns and call"
+            " handle.remove()), or export a copy of the model made before they were added;"
+            " torch.export / torch.compile handle hooked models better than torch.jit."
+        ),
+    )
+
+
+def _onnx_attribute(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="ONNX export: an operator attribute is computed at run time",
+        meaning=(
+            "ONNX needs some operator arguments (kernel sizes, output sizes, axes, pads) as"
+            " constants in the graph; one was computed from a tensor while tracing."
+        ),
+        cause=(
+            "The model derives such an argument from data or a tensor's size, e.g."
+            " F.adaptive_avg_pool2d / F.interpolate with a size that is a tensor, a kernel size"
+            " from x.shape turned into a tensor, or .item() on a traced value."
+        ),
+        fix=(
+            "Make the argument a Python int fixed for the export (a constant, or int(...) of a"
+            " static shape), or use an operator whose size ONNX takes as an input; a newer"
+            " exporter (torch.onnx.export(..., dynamo=True)) handles more of these."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "compile-backend-failed",
@@ -298,5 +360,21 @@ KNOWN: list[KnownError] = [
         r"|Constraints violated \((\w+)\)!"
         r"|You marked (\w+) as dynamic but your code specialized it to be a constant \((\d+)\)",
         _export_constraint,
+    ),
+    known(
+        "trace-constant-output",
+        r"output (\d+) \([^)]*\) of traced region did not have observable data dependence",
+        _trace_constant_output,
+        re.DOTALL,
+    ),
+    known(
+        "jit-hooks",
+        r"Modules that have (?:backward )?hooks assigned can't be compiled(?:: ([\w.]+))?",
+        _jit_hooks,
+    ),
+    known(
+        "onnx-attribute-not-constant",
+        r"Failed to export an ONNX attribute,? since it's not constant",
+        _onnx_attribute,
     ),
 ]

@@ -265,6 +265,49 @@ def _nccl_shared_memory(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _accelerate_gpu_ids(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="accelerate is set up for several GPUs but was given fewer than two",
+        meaning=(
+            "accelerate launch reads its saved config (accelerate config) or the flags; that"
+            " config says multi-GPU (distributed_type: MULTI_GPU) while the GPU ids it may use"
+            " name at most one."
+        ),
+        cause=(
+            "The default config was written for another machine or another run (gpu_ids: 0, or"
+            " num_processes above the GPUs that CUDA_VISIBLE_DEVICES leaves), and this machine"
+            " or run has one GPU."
+        ),
+        fix=(
+            "Run accelerate config again for this machine (one GPU: 'This machine', no"
+            " distributed training), or pass the flags: accelerate launch --num_processes 1"
+            " script.py for one GPU, or --multi_gpu --gpu_ids all (or 0,1) with two or more."
+        ),
+    )
+
+
+def _env_not_set(match: re.Match[str], text: str) -> Explanation:
+    variable = match.group(1)
+    return answer(
+        title=f"init_process_group('env://') found no {variable}: the script was not started by a launcher",
+        meaning=(
+            "The env:// rendezvous reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the"
+            f" environment, which torchrun (or torch.distributed.launch, SLURM, accelerate) sets"
+            f" for each process; {variable} is not set."
+        ),
+        cause=(
+            "A script written for distributed training was started with plain python (or an IDE),"
+            " or a flag that turns on distributed mode (--distributed, --launcher pytorch) was"
+            " given without the launcher."
+        ),
+        fix=(
+            "Start it with the launcher: torchrun --nproc-per-node N script.py (one process per"
+            " GPU); for one process without distribution drop the distributed flag, or set the"
+            " variables yourself (RANK=0 WORLD_SIZE=1 MASTER_ADDR=localhost MASTER_PORT=29500)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-not-initialized",
@@ -312,5 +355,16 @@ KNOWN: list[KnownError] = [
         r"|failed to extend (/dev/shm/\S+) to (\d+) bytes"
         r"|Call to posix_fallocate failed\s*: No space left on device",
         _nccl_shared_memory,
+    ),
+    known(
+        "accelerate-gpu-ids",
+        r"Less than two GPU ids were configured and tried to run on on? multiple GPUs",
+        _accelerate_gpu_ids,
+    ),
+    known(
+        "distributed-env-missing",
+        r"Error initializing torch\.distributed using env:// rendezvous: environment variable"
+        r" (\w+) expected, but not set",
+        _env_not_set,
     ),
 ]

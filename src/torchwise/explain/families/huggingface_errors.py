@@ -97,6 +97,102 @@ def _lightning_scheduler(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _lightning_missing_hook(match: re.Match[str], text: str) -> Explanation:
+    hook = match.group(1) or match.group(2)
+    stage = {"val": "validation", "train": "training", "test": "test", "predict": "prediction"}.get(
+        hook.split("_")[0], hook
+    )
+    return answer(
+        title=f"Lightning needs {hook} for the {stage} loop, and none is given",
+        meaning=(
+            f"The Trainer runs the {stage} loop because the LightningModule defines its step"
+            f" (or trainer.{'validate' if stage == 'validation' else 'fit'}() asks for it), and"
+            f" looks for {hook}() on the module or a datamodule/dataloader passed to the call."
+        ),
+        cause=(
+            f"No {stage} data reaches the Trainer: {hook}() is not defined, the datamodule or"
+            " dataloaders were not passed to trainer.fit/validate, or the data files the"
+            f" project reads for {stage} were not configured (an empty path in the config)."
+        ),
+        fix=(
+            f"Give the data: define {hook}() (or pass trainer.fit(model, train_dataloaders=...,"
+            " val_dataloaders=...) / a datamodule), or point the config at the files; to run"
+            " without validation set Trainer(limit_val_batches=0) (and drop validation_step)."
+        ),
+    )
+
+
+def _quantized_to(match: re.Match[str], text: str) -> Explanation:
+    call, bits = match.group(1), match.group(2)
+    return answer(
+        title=f"{call} cannot move or cast a {bits}-bit (bitsandbytes) model",
+        meaning=(
+            f"A model loaded with load_in_{bits}bit / BitsAndBytesConfig is placed and cast while"
+            f" loading (device_map); its {bits}-bit weights cannot be moved or converted again."
+        ),
+        cause=(
+            f"The script calls {call} on the quantized model after from_pretrained, as it would"
+            " for a full-precision model (or code written for another version of the script"
+            " still has that call)."
+        ),
+        fix=(
+            f"Remove the {call} call and use the model as loaded; choose the device when"
+            " loading (device_map='auto' or {'': 0}) and move only the inputs:"
+            " inputs.to(model.device)."
+        ),
+    )
+
+
+def _tokenizer_class(match: re.Match[str], text: str) -> Explanation:
+    name = match.group(1)
+    renamed = {"LLaMATokenizer": "LlamaTokenizer"}.get(name)
+    cause = (
+        f"The checkpoint's tokenizer_config.json names {name}, a spelling from early"
+        f" conversions that transformers never released: the class is {renamed}."
+        if renamed
+        else f"The installed transformers has no {name}: it is older than the model (the class"
+        " came in a later release), or the class needs an optional package that is not"
+        " installed (sentencepiece, tokenizers), or the model's own code is required"
+        " (trust_remote_code=True)."
+    )
+    fix = (
+        f'Edit tokenizer_config.json: "tokenizer_class": "{renamed}" (or load'
+        f" {renamed}.from_pretrained(path) directly)."
+        if renamed
+        else "pip install -U transformers (and sentencepiece); for a model with its own code pass"
+        " trust_remote_code=True."
+    )
+    return answer(
+        title=f"transformers cannot find the tokenizer class {name}",
+        meaning=(
+            "AutoTokenizer reads the class name from the checkpoint's tokenizer_config.json and"
+            f" looks it up in the installed transformers; {name} is not there."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _sampling_nan(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Sampling got probabilities that are NaN, infinite or negative",
+        meaning=(
+            "generate(do_sample=True) draws the next token with torch.multinomial from the"
+            " softmax of the logits; the logits were NaN or inf, so the probabilities are too."
+        ),
+        cause=(
+            "The model's activations overflowed in float16 (a model trained in bfloat16 run in"
+            " float16, torch_dtype='auto' or .half() on a GPU without bf16), or the weights are"
+            " broken (a bad merge or quantization, NaN after fine-tuning)."
+        ),
+        fix=(
+            "Load in bfloat16 (torch_dtype=torch.bfloat16, on GPUs from Ampere on) or float32;"
+            " check one forward pass for NaN (torch.isnan(logits).any()); try do_sample=False to"
+            " see whether the logits themselves are broken."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "lightning-invalid-scheduler",
@@ -114,5 +210,26 @@ KNOWN: list[KnownError] = [
         r"The model did not return a loss from the inputs, only the following keys: ([\w,]+)\."
         r" For reference, the inputs it received are ([\w,]+)",
         _no_loss,
+    ),
+    known(
+        "lightning-missing-dataloader",
+        r"`(\w+_dataloader)` must be implemented to be used with the Lightning Trainer"
+        r"|No `(\w+_dataloader)\(\)` method defined",
+        _lightning_missing_hook,
+    ),
+    known(
+        "quantized-model-moved",
+        r"`?(\.to|\.cuda|\.half|\.float)`? is not supported for `?(4|8)-bit`? (?:bitsandbytes )?models",
+        _quantized_to,
+    ),
+    known(
+        "hf-tokenizer-class-missing",
+        r"Tokenizer class (\w+) does not exist or is not currently imported",
+        _tokenizer_class,
+    ),
+    known(
+        "sampling-nan",
+        r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+        _sampling_nan,
     ),
 ]

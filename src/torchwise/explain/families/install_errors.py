@@ -8,7 +8,7 @@ import re
 
 from torchwise.env.compat import WHEEL_INDEX, companion_version
 from torchwise.env.probe import installed_version
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:
@@ -100,86 +100,6 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _unnamed_dll(text: str) -> Explanation:
-    if not re.search(r"torch[\\/]+__init__\.py", text):
-        return answer(
-            title="Windows could not load a DLL that a Python package needs ([WinError 126])",
-            meaning="A package loaded a DLL with ctypes; Windows could not find it or a DLL it needs.",
-            cause="A runtime the package depends on is not installed or not on the PATH.",
-            fix=(
-                "Look at the frame above the error for the package and the DLL it loads, and"
-                " install that package's runtime (often the Microsoft Visual C++"
-                " Redistributable, x64)."
-            ),
-        )
-    return answer(
-        title="import torch could not load one of torch's DLLs ([WinError 126])",
-        meaning=(
-            "import torch loads every DLL in torch\\lib; Windows could not load one of them or a"
-            " DLL it depends on (older torch does not print which)."
-        ),
-        cause=(
-            "A runtime DLL is missing on this machine: the Microsoft Visual C++ Redistributable"
-            " (vc_redist.x64.exe), or, for a CUDA build, the CUDA/NVIDIA libraries it expects."
-        ),
-        fix=(
-            "Install the latest Microsoft Visual C++ Redistributable (x64) and reinstall torch"
-            " from the official index (the CPU build on a machine without an NVIDIA GPU: pip"
-            " install --force-reinstall torch --index-url https://download.pytorch.org/whl/cpu)."
-        ),
-    )
-
-
-def _windows_dll(match: re.Match[str], text: str) -> Explanation:
-    if match.group(1) is None:  # the bare "[WinError 126]": the DLL's name is not printed
-        return _unnamed_dll(text)
-    path = match.group(1)
-    name = re.split(r"[\\/]+", path)[-1]
-    line_start = text.rfind("\n", 0, match.start()) + 1
-    if re.search(r"WinError 1455|paging file|页面文件", text[line_start : match.end()]):
-        return _paging_file(name)
-    return answer(
-        title=f"Windows could not load {name} or a DLL it needs",
-        meaning=(
-            f"import torch loads {name} from torch\\lib; Windows could not load it or one of"
-            " the DLLs it depends on ([WinError 126])."
-        ),
-        cause=(
-            "A runtime DLL is missing on this machine: the Microsoft Visual C++ Redistributable,"
-            " or libomp140.x86_64.dll, which the Windows wheels of torch 2.4.0 needed and did"
-            " not ship."
-        ),
-        fix=(
-            "Install the latest Microsoft Visual C++ Redistributable (x64), then reinstall torch"
-            " in a fixed release from the official index: pip install --force-reinstall torch"
-            " --index-url https://download.pytorch.org/whl/cu126 (or /cpu). Copying"
-            " libomp140.x86_64.dll into torch\\lib is the stopgap people report."
-        ),
-    )
-
-
-def _paging_file(name: str) -> Explanation:
-    """[WinError 1455] names a DLL too, but it is memory, not a missing file: each process
-    that imports torch maps its large CUDA DLLs, and Windows reserves page file space for them."""
-    return answer(
-        title=f"Windows ran out of virtual memory loading {name} (WinError 1455)",
-        meaning=(
-            "Each process that imports torch maps torch's large CUDA DLLs; Windows could not"
-            " commit memory for one more, because RAM plus the paging file is used up."
-        ),
-        cause=(
-            "Several processes import torch at once: every DataLoader worker on Windows"
-            " (spawn) re-imports torch, so num_workers=8 loads the CUDA DLLs 9 times; with a"
-            " small or fixed-size paging file that exceeds the commit limit."
-        ),
-        fix=(
-            "Lower num_workers (2, or 0 to test), and let Windows manage the paging file size"
-            " (System > Advanced > Performance > Virtual memory, 'System managed', on a drive"
-            " with free space), or add RAM."
-        ),
-    )
-
-
 # What each name of the removed torch._six is in plain Python (or torch) now.
 TORCH_SIX = {
     "string_classes": "str",
@@ -236,11 +156,30 @@ def _torchvision_cuda(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# torch's subpackages whose names are often written in the wrong order (torch.amp.cuda).
+TORCH_SUBMODULES = {"cuda", "amp", "backends", "nn", "utils", "distributed", "optim", "jit", "onnx"}
+
+
+def _swapped_path(module: str, name: str, meant: str) -> Explanation:
+    return answer(
+        title=f"{module} has no attribute '{name}': the path is written in the wrong order",
+        meaning=f"{module}.{name} is not a torch name in any release; the subpackage is {meant}.",
+        cause=(
+            f"The code names {module}.{name}..., the two subpackages swapped, where it means"
+            f" {meant} (a typo, not a torch version)."
+        ),
+        fix=f"Write {meant} (e.g. {meant}.custom_fwd for the decorator); no reinstall is needed.",
+    )
+
+
 def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     module, name = match.group(1), match.group(2)
     version = fact(text, r"torch(?:==| version[ =:]*| )(\d+\.\d+\.\d+)")
     seen = f" (torch {version} here)" if version else ""
     private = name.startswith("_") or name.isupper()
+    parts = module.split(".")
+    if len(parts) == 2 and name in TORCH_SUBMODULES and parts[1] in TORCH_SUBMODULES:
+        return _swapped_path(module, name, f"torch.{name}.{parts[1]}")
     cause = (
         f"The code (or a package it imports) uses {module}.{name}, a name internal to torch that"
         f" this torch version does not have{seen}: it was written against another release."
@@ -262,50 +201,51 @@ def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-# A shared library that the dynamic loader did not find, by what its name says it is.
-SHARED_LIBRARIES = [
-    (r"libpython", (
-        "torch's extension is linked against the Python shared library, and this Python has none"
-        " (a Python built without --enable-shared, e.g. by pyenv) or the wheel was built for"
-        " another Python",
-        "install the runtime library for this Python (apt-get install libpython3.X, or rebuild"
-        " it with --enable-shared), or install torch with this interpreter's own pip:"
-        " python -m pip install torch",
-    )),
-    (r"lib(?:i?omp|gomp)", (
-        "the OpenMP runtime that torch's CPU kernels use is not installed (or the wheel that"
-        " should ship it is broken)",
-        "install it (conda install intel-openmp / llvm-openmp, or apt-get install libgomp1), or"
-        " reinstall torch from the official index",
-    )),
-    (r"lib(?:cu|nv|nccl)", (
-        "a CUDA library that this torch build expects is not found: the wheel was built for"
-        " another CUDA, or its bundled nvidia-* packages are missing, or LD_LIBRARY_PATH points"
-        " at another CUDA",
-        "reinstall torch from the official index for your CUDA (pip install --force-reinstall"
-        " torch --index-url https://download.pytorch.org/whl/cu126) and unset LD_LIBRARY_PATH",
-    )),
-]
+def _python2_module_attribute(match: re.Match[str], text: str) -> bool:
+    """Python 2 names no module ('module' object has no attribute 'x'): torch's own import line
+    (``_C.X``), or a user line that reads ``torch.x``, says it is torch."""
+    name = match.group(1)
+    return bool(re.search(rf"\b(?:torch|_C)\.{re.escape(name)}\b", text))
 
 
-def _shared_library(match: re.Match[str], text: str) -> Explanation:
-    library = match.group(1)
-    cause, fix = (
-        "a system library that a compiled module needs is not installed on this machine",
-        "install the package that provides it with the system package manager (apt-get, yum,"
-        " conda), e.g. libgl1 for libGL.so.1",
-    )
-    for pattern, advice in SHARED_LIBRARIES:
-        if re.match(pattern, library):
-            cause, fix = advice
+def _python2_torch_attribute(match: re.Match[str], text: str) -> Explanation:
+    name = match.group(1)
+    if re.search(rf"\b_C\.{re.escape(name)}\b", text):
+        return answer(
+            title=f"torch's compiled part lacks {name}: torch._C does not match torch's Python files",
+            meaning=f"Importing torch built its classes from torch._C, and that module has no {name}.",
+            cause=(
+                "The compiled torch._C comes from another torch than the Python files around it: a"
+                " source build not rebuilt after git pull, or two installs mixed in one"
+                " site-packages (conda and pip)."
+            ),
+            fix=(
+                "Uninstall every torch (pip uninstall torch; conda remove pytorch), delete any"
+                " leftover torch folder in site-packages, and install one build again (for a"
+                " source build: python setup.py clean, then rebuild)."
+            ),
+        )
+    return _torch_attribute(re.match(r"(torch)\.(\w+)", f"torch.{name}"), text)  # type: ignore[arg-type]
+
+
+def _torch_symbol_unplaced(match: re.Match[str], text: str) -> Explanation:
+    symbol = match.group(1)
     return answer(
-        title=f"A shared library is missing: {library}",
+        title="A compiled extension needs a symbol of torch's C++ library that is not loaded",
         meaning=(
-            f"Importing a compiled module asked the dynamic loader for {library}, which is not"
-            " on this machine (or not on its library path)."
+            f"{symbol} is a C++ name from libtorch (at::, c10::, torch::, caffe2::): the module"
+            " that needs it links against torch's libraries, and the symbol was not found when it"
+            " was loaded."
         ),
-        cause=sentence(cause),
-        fix=sentence(fix),
+        cause=(
+            "The extension was imported before torch (its .so then finds no libtorch symbols),"
+            " or it was compiled against another torch version than the installed one."
+        ),
+        fix=(
+            "import torch before the extension module; if the error stays, rebuild or reinstall"
+            " the extension for the installed torch (pip install --no-build-isolation ., or its"
+            " wheel for your torch and CUDA)."
+        ),
     )
 
 
@@ -317,17 +257,6 @@ KNOWN: list[KnownError] = [
     ),
     known("torch-not-installed", r"No module named '?torch'?(?![\w.])", _torch_missing),
     known("torch-c-missing", r"No module named '?(?:torch\.)?_C'?(?![\w.])", _torch_c_missing),
-    known(
-        "windows-dll",
-        r"Error loading \\*\"(.+?\.dll)\\*\" or one of its dependencies"
-        r"|\[WinError 126\] The specified module could not be found(?!\. Error loading)()",
-        _windows_dll,
-    ),
-    known(
-        "shared-library-missing",
-        r"(lib[\w.+-]*?\.so(?:\.[\d.]+)?): cannot open shared object file",
-        _shared_library,
-    ),
     known(
         "torch-six-removed",
         r"cannot import name '(\w+)' from 'torch\._six'|No module named '?torch\._six'?()",
@@ -343,5 +272,17 @@ KNOWN: list[KnownError] = [
         "torch-attribute-missing",
         r"module '(torch(?:\.\w+)*)' has no attribute '(\w+)'?",  # the closing quote may be lost
         _torch_attribute,
+    ),
+    known(
+        "torch-attribute-missing",
+        r"'module' object has no attribute '(\w+)'",  # Python 2's wording names no module
+        _python2_torch_attribute,
+        when=_python2_module_attribute,
+    ),
+    known(
+        "torch-symbol-unplaced",
+        r"(?<!\.so: )(?<![\d.]: )undefined symbol: (_ZN(?:2at|3c10|5torch|6caffe2)\w+)",
+        _torch_symbol_unplaced,
+        generic=True,
     ),
 ]

@@ -195,6 +195,8 @@ def _forward_arguments(match: re.Match[str], text: str) -> Explanation:
         else ""
     )
     which = f"{layer}.forward" if layer else "The module's forward"
+    if re.search(r"jit[\\/]_trace\.py|torch\.jit\.trace\(", text):
+        return _traced_with_unpacked_inputs(which, inputs, passed)
     return answer(
         title=f"{which} takes {inputs} input(s) but was called with {passed}",
         meaning=(
@@ -212,6 +214,25 @@ def _forward_arguments(match: re.Match[str], text: str) -> Explanation:
             " and pass exactly those arguments, packing several inputs into one tuple or dict"
             " if the forward takes one; when a library calls it, install the versions the code"
             " was written for."
+        ),
+    )
+
+
+def _traced_with_unpacked_inputs(which: str, inputs: int, passed: int) -> Explanation:
+    return answer(
+        title=f"{which} takes {inputs} input(s) but torch.jit.trace passed {passed}",
+        meaning=(
+            "torch.jit.trace calls forward(*example_inputs): a tuple (or list) given as the"
+            f" example is unpacked into separate arguments, here {passed} of them."
+        ),
+        cause=(
+            "The example input is one value that the model takes whole (a batch as a tuple,"
+            " list or dict of tensors), and trace spread its items over forward's parameters."
+        ),
+        fix=(
+            "Wrap the example in a 1-tuple so it arrives as one argument:"
+            " torch.jit.trace(model, (batch,)); for a dict batch pass example_kwarg_inputs= or a"
+            " wrapper module whose forward takes the tensors one by one."
         ),
     )
 

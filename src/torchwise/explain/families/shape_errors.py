@@ -1,8 +1,8 @@
 """Known errors where a tensor reaching a layer or an operation has the wrong shape.
 
-Each builder reads the sizes out of the message and lets them pick the cause: 4 against 3 is
-an RGBA image, sizes one apart are an odd image size through a U-Net, a normalised size that
-sits in dimension 1 of a 4-D input is a channels-first feature map.
+Each builder reads the sizes out of the message and lets them pick the cause: a normalised size
+that sits in dimension 1 of a 4-D input is a channels-first feature map. (Two sizes meeting in
+an elementwise operation are ``broadcast_errors``.)
 """
 
 from __future__ import annotations
@@ -10,63 +10,6 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
-
-
-def _size_mismatch(match: re.Match[str], text: str) -> Explanation:
-    a, b, dim = (int(group) for group in match.groups())
-    title = f"Sizes {a} and {b} meet in dimension {dim} of an elementwise operation"
-    meaning = (
-        f"Two tensors combined elementwise (+, -, *, /, Normalize) must have equal sizes in"
-        f" each dimension, or size 1 there to broadcast; dimension {dim} has {a} and {b}."
-    )
-    if {a, b} == {3, 4}:
-        return answer(
-            title=f"An RGBA image (4 channels) meets 3-channel RGB values ({a} vs {b})",
-            meaning=meaning,
-            cause=(
-                "The image has an alpha channel (RGBA, typical for PNG files), so ToTensor()"
-                " gives 4 channels while Normalize's mean/std (or the model) has 3."
-            ),
-            fix=(
-                'Convert every image when loading: Image.open(path).convert("RGB") in the'
-                " dataset (it also fixes grayscale and palette images); for an array already"
-                " loaded keep the colour channels: img[:, :, :3]."
-            ),
-        )
-    if {a, b} == {1, 3}:
-        cause = "A grayscale image (1 channel) meets 3-channel values (Normalize mean/std or RGB data)."
-        fix = 'Convert images when loading: Image.open(path).convert("RGB"), or give Normalize one mean/std.'
-    elif abs(a - b) == 1 and re.search(r"mask|attn|attention|past_key|position_ids|causal", text, re.I):
-        cause = (
-            "A sequence length one apart in attention: a mask, position ids or key/value cache"
-            " built for one token more or fewer than the sequence, typically model code written"
-            " for another transformers version than the installed one (they disagree on counting"
-            " a cached or special token)."
-        )
-        fix = (
-            "Install the transformers version the project pins (its requirements file); print the"
-            " shapes of the input ids and the mask just before the call, and build the mask from"
-            " the input's own length."
-        )
-    elif abs(a - b) == 1:
-        cause = (
-            "Two paths computed this length differently by one: in a CNN, an odd image size"
-            " through pooling and upsampling (or strided convs), where one path rounds down and"
-            " the other does not; in a sequence model, one tensor counting a token (a start"
-            " token, a cache entry) that the other does not."
-        )
-        fix = (
-            "Print both shapes before the failing line. For images use sizes that are a multiple"
-            " of 2**(number of downsamplings), or resize one tensor to the other before combining"
-            " (F.interpolate(x, size=y.shape[-2:])); for sequences build both from one length."
-        )
-    else:
-        cause = (
-            "Output and target of different shapes in a loss, sequences of different lengths,"
-            " or a tensor laid out differently ([N, H, W, C] against [N, C, H, W])."
-        )
-        fix = f"Print both shapes just before the failing line and make dimension {dim} agree."
-    return answer(title=title, meaning=meaning, cause=cause, fix=fix)
 
 
 def _stack(match: re.Match[str], text: str) -> Explanation:
@@ -336,12 +279,6 @@ def _empty_reduction(match: re.Match[str], text: str) -> Explanation:
 
 
 KNOWN: list[KnownError] = [
-    known(
-        "size-mismatch",
-        r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at"
-        r" non-singleton dimension (\d+)",
-        _size_mismatch,
-    ),
     known(
         "stack-unequal",
         r"stack expects each tensor to be equal size, but got (\[[\d, ]*\]) at entry (\d+) and"
