@@ -395,3 +395,24 @@ def test_an_eval_in_a_loop_that_hands_the_model_to_another_files_function_is_onl
         "        evaluate(eval_model, val_loader)\n", "        evaluate(model, val_loader)\n        warm_up(model)\n"
     )
     assert found(handed, "TW105") == [("TW105", 14, "info")]
+
+
+# --- TW114: a literal first dimension is a batch size only if the file says so --------------
+
+# No corpus script trips TW114; the quiet shape is the one torch.nn.LSTM's documentation gives,
+# h_n.view(num_layers, num_directions, batch, hidden_size), written with literals.
+LSTM = """\
+import torch.nn as nn
+class Encoder(nn.Module):
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.fc(h.view(2, 2, -1, 256)[-1].sum(0))
+"""
+
+
+def test_a_literal_first_dimension_the_file_does_not_call_a_batch_size_is_only_info():
+    assert found(LSTM, "TW114") == [("TW114", 5, "info")]
+    stated = LSTM + "loader = DataLoader(dataset, batch_size=2)\n"
+    assert found(stated, "TW114") == [("TW114", 5, "warning")]
+    option = LSTM + "parser.add_argument('--batch-size', type=int, default=2)\n"
+    assert found(option, "TW114") == [("TW114", 5, "warning")]

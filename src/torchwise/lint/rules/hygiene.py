@@ -42,8 +42,11 @@ def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
     (or any evaluation with another batch size) fails with a shape error or, worse, mixes
     samples together.
     Fix: take the batch size from the input: ``x.view(x.size(0), -1)`` or ``x.flatten(1)``.
+    It warns where the literal is a batch size the file states (``batch_size=64``, ``BATCH_SIZE
+    = 64``, a ``--batch-size`` default); another literal (``h.view(2, ...)``, an LSTM's two
+    directions) is info.
     Cannot see: a literal that really is a fixed dimension of a model that only ever sees
-    one batch size; it looks only at ``forward``.
+    one batch size; a batch size set in another file (info); it looks only at ``forward``.
     """
     forwards = (n for n in ctx.nodes if isinstance(n, ast.FunctionDef) and n.name == "forward")
     for function in forwards:
@@ -53,8 +56,37 @@ def hard_coded_batch_size(ctx: FileContext) -> Iterator[Hit]:
             if (dotted(receiver_of(call)) or "").startswith("self."):
                 continue  # reshaping a parameter or buffer, not the batch
             literal = _leading_literal(call)
-            if literal is not None:
-                yield Hit(call, f".{method(call)}({literal.value}, ...) hard-codes the batch size")
+            if literal is None:
+                continue
+            message = f".{method(call)}({literal.value}, ...) hard-codes the batch size"
+            if literal.value in _batch_sizes(ctx):
+                yield Hit(call, message)
+            else:  # `h.view(2, ...)`: two directions of an LSTM, or a batch size set elsewhere
+                yield Hit(call, f"{message}, if {literal.value} is the batch size", level=Level.INFO)
+
+
+_BATCH_NAMES = re.compile(r"batch_?size|^bs$", re.I)
+
+
+def _batch_sizes(ctx: FileContext) -> set[object]:
+    """The batch sizes this file states: ``batch_size=64`` given to a call, ``BATCH_SIZE = 64``,
+    or ``add_argument("--batch-size", default=64)``."""
+    sizes: set[object] = set()
+    for node in ctx.nodes:
+        if isinstance(node, ast.keyword) and node.arg and _BATCH_NAMES.search(node.arg):
+            value = node.value
+        elif isinstance(node, ast.Assign) and any(_BATCH_NAMES.search(dotted(t) or "") for t in node.targets):
+            value = node.value
+        elif isinstance(node, ast.Call) and method(node) == "add_argument" and any(
+            isinstance(a, ast.Constant) and _BATCH_NAMES.search(str(a.value).lstrip("-").replace("-", "_"))
+            for a in node.args
+        ):
+            value = keyword(node, "default")
+        else:
+            continue
+        if isinstance(value, ast.Constant):
+            sizes.add(value.value)
+    return sizes
 
 
 @rule("TW115", Level.INFO, hint="call torch.manual_seed(seed) (or your seeding helper) at start-up")
