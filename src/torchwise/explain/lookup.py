@@ -10,7 +10,8 @@ objects in the user's Python: a tensor as a dict key, a loss that is a number, a
 forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
 under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
-sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
+sizes), ``layer_errors`` (normalisation layer sizes), ``metric_errors`` (a confusion matrix counted
+with bincount), ``tensor_errors`` (views, index
 dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
 ``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
@@ -18,7 +19,13 @@ Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_e
 memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
 files), ``machine_errors`` (full disks, downloads, NVML, TorchScript files, torch's internal
 asserts), ``kernel_errors`` (no kernel for a backend), ``install_errors`` (importing torch,
-torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs); last, the errors
+torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs);
+``scaler_errors`` (GradScaler calls out of order), ``logging_errors`` (values TensorBoard cannot
+log), ``tokenizer_errors`` (a tokenizer class that is None), ``import_errors`` (a name another
+release of a package has), ``loader_errors`` (DataLoader workers that cannot find a class, the
+pin-memory thread), ``sharding_errors`` (FSDP, ZeRO), ``export_errors``, ``audio_errors``
+(torchaudio backends), ``lightning_errors`` (load_from_checkpoint) and ``module_version_errors``
+(modules pickled by an older torch); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
 missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
@@ -39,6 +46,7 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
+    audio_errors,
     autograd_errors,
     broadcast_errors,
     call_errors,
@@ -47,22 +55,32 @@ from torchwise.explain.families import (
     compile_errors,
     device_errors,
     distributed_errors,
+    export_errors,
     huggingface_errors,
+    import_errors,
     index_errors,
     install_errors,
     kernel_errors,
     layer_errors,
     library_errors,
+    lightning_errors,
+    loader_errors,
+    logging_errors,
     loss_errors,
     machine_errors,
+    metric_errors,
+    module_version_errors,
     package_errors,
     parallel_errors,
     python_errors,
     runtime_errors,
+    scaler_errors,
     setup_errors,
     shape_errors,
+    sharding_errors,
     state_dict_errors,
     tensor_errors,
+    tokenizer_errors,
     transform_errors,
     user_code_errors,
     worker_errors,
@@ -79,6 +97,7 @@ KNOWN: list[KnownError] = [
     *shape_errors.KNOWN,
     *broadcast_errors.KNOWN,
     *layer_errors.KNOWN,
+    *metric_errors.KNOWN,  # before tensor_errors: the same view message at a confusion matrix
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
@@ -94,6 +113,18 @@ KNOWN: list[KnownError] = [
     *package_errors.KNOWN,
     *install_errors.KNOWN,
     *library_errors.KNOWN,
+    # round 5: GradScaler order, TensorBoard values, tokenizer classes, imports, loader helpers,
+    # sharded training, export, audio I/O, Lightning restores, modules pickled by older torch
+    *scaler_errors.KNOWN,
+    *logging_errors.KNOWN,
+    *tokenizer_errors.KNOWN,
+    *import_errors.KNOWN,
+    *loader_errors.KNOWN,
+    *sharding_errors.KNOWN,
+    *export_errors.KNOWN,
+    *audio_errors.KNOWN,
+    *lightning_errors.KNOWN,
+    *module_version_errors.KNOWN,
     *call_errors.KNOWN,
     *user_code_errors.KNOWN,
     *index_errors.KNOWN,

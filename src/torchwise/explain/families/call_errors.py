@@ -119,6 +119,12 @@ def _library_of(text: str, before: int) -> str | None:
     return None
 
 
+def _called_inside(library: str, text: str, match: re.Match[str]) -> bool:
+    """The frame that made the call (the last one before the message) is in ``library``."""
+    site = last_frame(text, match.start())
+    return site is not None and site.in_library and re.search(rf"[\\/]{library}[\\/]", site.file) is not None
+
+
 def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
     owner, function, argument = match.group(1), match.group(2), match.group(3)
     what = f"{owner}.{function}" if owner and function != "__init__" else (owner or function)
@@ -144,6 +150,20 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
         fix = (
             "Write Trainer(accelerator='gpu', devices=N) (devices='auto' for all), or install the"
             " Lightning the project pins (pip install 'pytorch-lightning<2.0')."
+        )
+    elif library and owner and function not in ("__init__", "forward") and _called_inside(library, text, match):
+        # the call that passes the keyword is the library's own code, not the user's: its parts
+        # (or the dependency it calls) are out of step with each other
+        cause = (
+            f"{library}'s own code passes '{argument}' to {what}() and the installed definition"
+            f" does not take it: a bug of this {library} release (one of its classes was not"
+            f" updated with the others), or {owner} comes from a dependency of another version"
+            f" than this {library} expects. The user's code did not pass it."
+        )
+        fix = (
+            f"Upgrade {library} (pip install -U {library}; the fix is usually in the next release,"
+            f" see its issue tracker), or install the dependency versions this {library} pins;"
+            " meanwhile avoid the code path (e.g. another method or option)."
         )
     else:
         cause = (

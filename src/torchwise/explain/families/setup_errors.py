@@ -251,7 +251,9 @@ LOAD_KEYS = {
 
 
 def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
-    key = match.group(1)
+    # torch >= 2.6's weights-only unpickler names the first byte by its number ("Unsupported
+    # operand 118"): the same file, read by another reader
+    key = match.group(1) or chr(int(match.group(2)))
     cause, fix = LOAD_KEYS.get(
         key,
         (
@@ -347,7 +349,12 @@ KNOWN: list[KnownError] = [
         _cuda_checkpoint_on_cpu,
     ),
     known("weights-only-load", r"Weights only load failed", _weights_only),
-    known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
+    known(
+        "invalid-load-key",
+        # only the bytes that say what the file is; another operand is a real pickle opcode
+        r"invalid load key, '(\\x[0-9a-f]{2}|.)'|WeightsUnpickler error: Unsupported operand (60|118)\b",
+        _invalid_load_key,
+    ),
     known(
         "checkpoint-truncated",
         r"PytorchStreamReader failed reading zip archive: failed finding central directory"

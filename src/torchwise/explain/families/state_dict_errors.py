@@ -21,6 +21,14 @@ def _shown(keys: list[str], most: int = 4) -> str:
     return ", ".join(keys[:most]) + more
 
 
+# Entries a training script saves around the weights, and the names the weights go under.
+RUN_ENTRIES = {"epoch", "epochs", "optimizer", "optimizer_state_dict", "scheduler", "lr_scheduler",
+               "step", "global_step", "iteration", "best_acc", "best_loss", "best_prec1", "args",
+               "arch", "config", "amp", "amp_scaler", "scaler", "metric", "version", "hyper_parameters"}
+WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "net", "network", "model_state",
+                  "weights", "params", "ema", "state_dict_ema", "model_ema")
+
+
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
     named = match.group(1) or fact(text, r"Error\(s\) in loading state_dict for (\w+)")
     model = f" {named}" if named else ""  # the old wording names no class
@@ -50,6 +58,20 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
     if unexpected:
         facts.append(
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
+        )
+    # A training checkpoint's own entries ("epoch", "optimizer", "state_dict") where the model's
+    # parameter names belong: the whole saved dict was passed, not the weights inside it.
+    weights_in = [key for key in unexpected if key in WEIGHT_ENTRIES]
+    if weights_in and any(key in RUN_ENTRIES for key in unexpected):
+        entry = weights_in[0]
+        causes.append(
+            "the file is a whole training checkpoint (a dict of"
+            f" {_shown([k for k in unexpected if '.' not in k], 6)}), and that dict was passed to"
+            f" load_state_dict: the model's weights are one entry of it, '{entry}'"
+        )
+        fixes.append(
+            f"checkpoint = torch.load(path, map_location='cpu');"
+            f" model.load_state_dict(checkpoint['{entry}'])"
         )
     for prefix, source in (
         ("module.", "DataParallel/DistributedDataParallel"),

@@ -1,0 +1,52 @@
+"""Known errors of a transformers tokenizer class that is None.
+
+transformers keeps a table of tokenizer classes per model type, and a class whose backend is
+not installed is None there: the slow classes of SentencePiece models (Marian, T5, CamemBERT,
+XLNet, ALBERT) without ``sentencepiece``, the fast ones without ``tokenizers``, and models that
+have no fast class in that release. Python then reports the None, not the tokenizer:
+``'NoneType' object has no attribute 'from_pretrained'`` (the class looked up was None) or
+``... '__name__'`` (the lookup by name walked over a None entry). The message alone could be any
+None; the paste says it is a tokenizer (AutoTokenizer, tokenization_auto in a frame).
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
+
+
+def _about_tokenizers(match: re.Match[str], text: str) -> bool:
+    return bool(re.search(r"Tokenizer\b|tokenization_auto|tokenizer_class", text))
+
+
+def _tokenizer_none(match: re.Match[str], text: str) -> Explanation:
+    attribute = match.group(1)
+    return answer(
+        title="transformers has no tokenizer class for this model here (it is None)",
+        meaning=(
+            f"'NoneType' object has no attribute '{attribute}': the tokenizer class transformers"
+            " looked up for this model is None in the installed release."
+        ),
+        cause=(
+            "A tokenizer class whose backend is not installed is None: most often sentencepiece"
+            " is missing (transformers 4 stopped installing it; SentencePiece models such as"
+            " Marian, T5, CamemBERT, XLNet, ALBERT need it), or the fast class is requested and"
+            " this release has none for the model (or tokenizers is missing)."
+        ),
+        fix=(
+            "pip install sentencepiece (restart the kernel or runtime afterwards). If it still"
+            " fails, load the slow tokenizer: AutoTokenizer.from_pretrained(name, use_fast=False),"
+            " or install the transformers version the model card names."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "tokenizer-class-none",
+        r"'NoneType' object has no attribute '(from_pretrained|__name__)'",
+        _tokenizer_none,
+        when=_about_tokenizers,
+    ),
+]
