@@ -77,6 +77,9 @@ def test_torchrun_s_summary_does_not_answer_for_a_rank_error_it_cannot_name():
         ("I get this after validating 300 images:\nRuntimeError: CUDA out of memory.", '"validating"'),
         ('  File "train.py", line 9, in evaluate\n    loss.backward()\nRuntimeError: CUDA out of memory.', None),
         ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
+        ("Training runs; it fails at validation:\nRuntimeError: CUDA out of memory.", None),
+        ('  File "a.py", line 1, in fit\n    x\n  File "a.py", line 2, in validate\n    y\n'
+         "RuntimeError: CUDA out of memory.", "in validate"),
     ],
 )
 def test_evaluation_is_read_from_a_frame_or_the_user_s_words_unless_it_trains(text, context):

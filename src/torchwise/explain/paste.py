@@ -252,33 +252,39 @@ cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd
 
 
 # What a person calls running a model without training it: in a frame's function name
-# (evaluate, validation_step, predict) or in their own words around the paste ("while testing").
+# (evaluate, validation_step, predict) or in their own words around the paste ("while testing");
+# and what they call training, which outweighs it (a validation loop inside trainer.fit is
+# evaluation only where its frame is the deeper one).
 EVALUATION_FUNCTION = re.compile(
     r"^(?:_?(?:eval\w*|valid\w*|val_\w+|test\w*|predict\w*|infer\w*|inference\w*|\w+_(?:eval|evaluate|"
     r"validation|validate|test|predict|inference)(?:_\w+)?))$",
     re.IGNORECASE,
 )
+TRAINING_FUNCTION = re.compile(r"^(?:_?(?:train\w*|fit\w*|\w+_(?:train|training|fit)(?:_\w+)?))$", re.IGNORECASE)
 EVALUATION_WORDS = re.compile(
     r"\b(?:testing|test (?:set|time|phase|stage)|evaluat(?:e|ion|ing)|validat(?:ion|ing)|inference|"
     r"predict(?:ion|ions|ing)?|eval\(\)|eval mode)\b",
     re.IGNORECASE,
 )
+TRAINING_WORDS = re.compile(r"\btrain(?:ing|s|ed)?\b", re.IGNORECASE)
 
 
 def evaluation_context(text: str) -> str | None:
     """Where the paste says the error happened while evaluating, not training: the frame or the
     words that say so (``evaluate`` from a frame ``in evaluate``, or "testing" from the user's
-    sentence); None when a frame runs backward or the optimizer (that is training)."""
+    sentence); None when a frame runs backward or the optimizer, when the innermost frame named
+    for either is a training one, or when the user's words also speak of training."""
     found = frames(text)
     if any(re.search(r"\bbackward\b|\.step\(|training_step", f.source + " " + f.function) for _, f in found):
         return None
     for _, frame in reversed(found):
         if EVALUATION_FUNCTION.match(frame.function):
             return f"in {frame.function}"
+        if TRAINING_FUNCTION.match(frame.function):
+            return None
     paste = Paste(text)
-    for number, kind in enumerate(paste.kinds):
-        if kind == "other":
-            words = EVALUATION_WORDS.search(paste.text.split("\n")[number])
-            if words:
-                return f'"{words.group(0)}"'
-    return None
+    said = [line for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True) if kind == "other"]
+    if any(TRAINING_WORDS.search(line) for line in said):
+        return None
+    words = next((found for line in said if (found := EVALUATION_WORDS.search(line))), None)
+    return f'"{words.group(0)}"' if words else None
