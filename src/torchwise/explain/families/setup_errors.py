@@ -189,6 +189,9 @@ def _cuda_checkpoint_on_cpu(match: re.Match[str], text: str) -> Explanation:
 
 
 def _weights_only(match: re.Match[str], text: str) -> Explanation:
+    operand = re.search(r"WeightsUnpickler error: Unsupported operand (\d+)", text)
+    if operand and int(operand.group(1)) <= 0xFF:  # the first byte, read as a pickle opcode
+        return _not_a_pickle(chr(int(operand.group(1))))
     found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
     name = found.group(1) if found else None
     what = f" {name}" if name else " a Python object"
@@ -251,7 +254,12 @@ LOAD_KEYS = {
 
 
 def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
-    key = match.group(1)
+    return _not_a_pickle(match.group(1))
+
+
+def _not_a_pickle(key: str) -> Explanation:
+    """A file whose first byte is no pickle opcode torch writes: ``invalid load key`` (the
+    full unpickler) and weights_only's ``Unsupported operand`` (the byte as a number) alike."""
     cause, fix = LOAD_KEYS.get(
         key,
         (

@@ -21,6 +21,35 @@ def _shown(keys: list[str], most: int = 4) -> str:
     return ", ".join(keys[:most]) + more
 
 
+# What a training checkpoint holds beside the weights: a dict handed whole to load_state_dict
+# shows these as "unexpected keys" with no dot in them (a weight's key always has one).
+WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network",
+                  "state_dict_ema", "model_ema", "ema", "params", "weights")
+TRAINING_ENTRIES = ("epoch", "optimizer", "optimizer_state_dict", "args", "arch", "iteration",
+                    "step", "global_step", "scheduler", "lr_scheduler", "amp_scaler", "scaler",
+                    "best_acc", "best_acc1", "metric", "config", "version")
+
+
+STRICT_FALSE = (
+    ". model.load_state_dict(state, strict=False) skips missing and unexpected keys (those layers"
+    " keep their initial weights: check the missing_keys and unexpected_keys it returns) but never"
+    " a size mismatch."
+)
+# strict=False on the whole checkpoint would skip every key and load no weight at all
+STRICT_FALSE_IS_EMPTY = ". Do not reach for strict=False here: it would skip every key and load nothing."
+
+
+def _whole_checkpoint(unexpected: list[str]) -> str | None:
+    """The entry holding the weights when ``unexpected`` are a training checkpoint's top-level
+    keys (the checkpoint dict was passed, not its state dict), else None."""
+    if not unexpected or any("." in key for key in unexpected):
+        return None
+    weights = [key for key in WEIGHT_ENTRIES if key in unexpected]
+    if weights and any(key in TRAINING_ENTRIES for key in unexpected):
+        return weights[0]
+    return None
+
+
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
     named = match.group(1) or fact(text, r"Error\(s\) in loading state_dict for (\w+)")
     model = f" {named}" if named else ""  # the old wording names no class
@@ -50,6 +79,17 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
     if unexpected:
         facts.append(
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
+        )
+    entry = _whole_checkpoint(unexpected)
+    if entry:
+        causes.append(
+            "the file is a whole training checkpoint (a dict with the weights under"
+            f" '{entry}' beside the epoch, the optimizer and the run's settings), and that dict"
+            " was passed to load_state_dict instead of the weights inside it"
+        )
+        fixes.append(
+            f"checkpoint = torch.load(path, map_location='cpu');"
+            f" model.load_state_dict(checkpoint['{entry}'])"
         )
     for prefix, source in (
         ("module.", "DataParallel/DistributedDataParallel"),
@@ -137,11 +177,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             + "."
         ),
         cause=sentence("; ".join(causes)),
-        fix=(
-            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
-            " unexpected keys (those layers keep their initial weights: check the missing_keys"
-            " and unexpected_keys it returns) but never a size mismatch."
-        ),
+        fix="; ".join(fixes) + (STRICT_FALSE_IS_EMPTY if entry else STRICT_FALSE),
     )
 
 
