@@ -1,0 +1,107 @@
+"""Known errors of driving a GradScaler by hand in the wrong order: a step without a scaled
+backward, an update without a step, a step on an optimizer whose parameters got no gradients.
+Where the paste runs through Hugging Face accelerate, the scaler is accelerate's to drive.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
+
+ORDER = (
+    "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update(), in that order, once"
+    " per iteration"
+)
+
+
+def _through_accelerate(text: str) -> bool:
+    return bool(re.search(r"[\\/]accelerate[\\/]|\baccelerator\b|\bAccelerator\(", text))
+
+
+def _scale_none(match: re.Match[str], text: str) -> Explanation:
+    call = match.group(1)
+    if _through_accelerate(text):
+        cause = (
+            "Mixed precision (fp16) is on in accelerate, so the prepared optimizer's step goes"
+            " through a GradScaler, but the training loop called loss.backward() itself: the loss"
+            " was never scaled, so the scaler has no scale yet."
+        )
+        fix = (
+            "Call accelerator.backward(loss) instead of loss.backward(), then optimizer.step();"
+            " accelerate scales and unscales for you (or turn mixed_precision off in its config)."
+        )
+    else:
+        cause = (
+            f"scaler.{call}() ran in an iteration where the loss was not passed through"
+            " scaler.scale(): the loop calls loss.backward() directly, or the scaler used for the"
+            " step is another object than the one that scaled the loss."
+        )
+        fix = f"Use one GradScaler and call {ORDER}."
+    return answer(
+        title=f"GradScaler.{call}() before any scaler.scale(loss)",
+        meaning=(
+            "A GradScaler creates its scale the first time it scales a loss; its"
+            f" {call}() found no scale, so no loss was scaled through it."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
+def _no_inf_checks(match: re.Match[str], text: str) -> Explanation:
+    if match.group(1):  # "... for this optimizer": step() found no gradients to unscale
+        return answer(
+            title="GradScaler.step() found no gradients in the optimizer",
+            meaning=(
+                "scaler.step(optimizer) unscales the optimizer's gradients and checks them for"
+                " inf/NaN first; none of its parameters had a gradient, so nothing was checked."
+            ),
+            cause=(
+                "The optimizer's parameters got no gradient this iteration: they are frozen"
+                " (requires_grad=False) or not used in the loss, the optimizer was built over"
+                " another model's parameters (built before the model was replaced or wrapped),"
+                " or the gradients were zeroed/set to None between backward and step."
+            ),
+            fix=(
+                "Build the optimizer over the parameters that are trained (after any freezing or"
+                " wrapping) and check that at least one p.grad is not None after backward."
+            ),
+        )
+    if _through_accelerate(text):
+        cause = (
+            "The loop drives accelerate's scaler itself (scaler = accelerator.scaler;"
+            " scaler.update()) while accelerate already does the scaling inside"
+            " accelerator.backward and the prepared optimizer's step, so the update ran without"
+            " a scaler.step of its own."
+        )
+        fix = (
+            "Do not call the scaler yourself under accelerate: accelerator.backward(loss);"
+            " optimizer.step(); optimizer.zero_grad() (mixed precision comes from its config)."
+        )
+    else:
+        cause = (
+            "scaler.update() ran in an iteration without scaler.step(optimizer): the step was"
+            " skipped or commented out, called on the optimizer directly, or update() is called"
+            " more often than step (per micro-batch under gradient accumulation)."
+        )
+        fix = f"Call {ORDER}; under gradient accumulation step and update only on the last micro-batch."
+    return answer(
+        title="GradScaler.update() without a scaler.step() in this iteration",
+        meaning=(
+            "update() adjusts the scale from the inf/NaN checks that scaler.step(optimizer)"
+            " records; none were recorded since the last update."
+        ),
+        cause=cause,
+        fix=fix,
+    )
+
+
+KNOWN: list[KnownError] = [
+    known("scaler-not-scaled", r"Attempted (\w+) but _scale is None", _scale_none),
+    known(
+        "scaler-no-inf-checks",
+        r"No inf checks were recorded (for this optimizer)?(?:prior to update)?",
+        _no_inf_checks,
+    ),
+]
