@@ -61,6 +61,8 @@ def test_the_share_is_answered_with_its_cause(number):
         ("(2, 10, 256)", "[10, 2, 256]", "batch first"),
         ("(2, 32, 256)", "[2, 16, 256]", "made for a batch of 16"),
         ("(4, 32, 256)", "[2, 32, 256]", "num_layers * num_directions"),
+        ("(1, 4, 256)", "(4, 256)", "lacks the layer axis"),
+        ("(1, 8, 1024)", "[1, 8, 2048]", "2048 features where the layer's hidden_size is 1024"),
     ],
 )
 def test_the_rnn_state_answer_names_the_size_that_is_off(expected, got, phrase):

@@ -28,6 +28,27 @@ def _hidden_size(match: re.Match[str], text: str) -> Explanation:
             " is assembled by hand."
         )
         fix = f"Build it as {LAYOUT}: h0 = h.view({', '.join(map(str, expected))}) (drop the extra axis)."
+    elif _one_axis_too_many(expected, got):
+        lstm = (
+            " For an LSTM both h0 and c0 need it (the state is the tuple (h0, c0))."
+            if which != "hidden" else ""
+        )
+        cause = (
+            f"The state lacks the layer axis: {shape(got)} is {shape(expected)} without its first"
+            " size of 1 (a state taken from a Linear layer or another model's output, or a GRU's"
+            " code reused for an LSTM)." + lstm
+        )
+        fix = "Add the axis: h0 = h.unsqueeze(0) (num_layers * num_directions first)."
+    elif len(got) == len(expected) == 3 and got[2] != expected[2] and got[:2] == expected[:2]:
+        cause = (
+            f"The state has {got[2]} features where the layer's hidden_size is {expected[2]}: it"
+            " comes from a layer of another size (a bidirectional encoder's concatenated state is"
+            " twice the hidden size) or from a model built with another hidden_size."
+        )
+        fix = (
+            f"Give the layer hidden_size={got[2]}, or project the state to {expected[2]} features"
+            " (a Linear layer, or sum/average the two directions) before passing it."
+        )
     elif len(got) == len(expected) and sorted(got) == sorted(expected) and got != expected:
         cause = (
             f"The sizes are right but in another order ({shape(got)}): the state was built batch"
