@@ -58,14 +58,17 @@ def _no_inf_checks(match: re.Match[str], text: str) -> Explanation:
                 " inf/NaN first; none of its parameters had a gradient, so nothing was checked."
             ),
             cause=(
-                "The optimizer's parameters got no gradient this iteration: they are frozen"
-                " (requires_grad=False) or not used in the loss, the optimizer was built over"
-                " another model's parameters (built before the model was replaced or wrapped),"
-                " or the gradients were zeroed/set to None between backward and step."
+                "The optimizer's parameters got no gradient this iteration: the loss does not"
+                " reach them (a loss rebuilt from numbers with torch.tensor(..., requires_grad=True),"
+                " .item() or .detach() cuts the graph before the model), they are frozen"
+                " (requires_grad=False) or unused, the optimizer was built over other parameter"
+                " objects (before the model was moved, replaced or wrapped), or the gradients were"
+                " zeroed/set to None between backward and step."
             ),
             fix=(
-                "Build the optimizer over the parameters that are trained (after any freezing or"
-                " wrapping) and check that at least one p.grad is not None after backward."
+                "Compute the loss from the model's output with torch operations only; build the"
+                " optimizer after moving and wrapping the model, over the parameters that train;"
+                " check that some p.grad is not None after backward."
             ),
         )
     if _through_accelerate(text):
