@@ -10,8 +10,7 @@ objects in the user's Python: a tensor as a dict key, a loss that is a number, a
 forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
 (GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
 under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
-sizes), ``layer_errors`` (normalisation layer sizes), ``metric_errors`` (a confusion matrix counted
-with bincount), ``tensor_errors`` (views, index
+sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
 dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
 ``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
 ``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
@@ -20,10 +19,14 @@ memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine
 files), ``machine_errors`` (full disks, downloads, NVML, TorchScript files, torch's internal
 asserts), ``kernel_errors`` (no kernel for a backend), ``install_errors`` (importing torch,
 torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs);
-``scaler_errors`` (GradScaler calls out of order), ``logging_errors`` (values TensorBoard cannot
-log), ``tokenizer_errors`` (a tokenizer class that is None), ``import_errors`` (a name another
-release of a package has), ``loader_errors`` (DataLoader workers that cannot find a class, the
-pin-memory thread), ``sharding_errors`` (FSDP, ZeRO), ``export_errors``, ``audio_errors``
+round 5's ``metric_errors`` (a confusion matrix counted with bincount, TensorBoard values),
+``scaler_errors`` (GradScaler calls out of order), ``rnn_state_errors``, ``loader_thread_errors``
+(the pin-memory thread), ``sparse_errors``, ``fsdp_errors``, ``torchscript_errors``,
+``gradient_dtype_errors``, ``numpy_errors``, ``hub_file_errors`` (files of a model repository),
+``process_group_errors``, ``quantization_errors``, ``logging_errors`` (a string logged to
+TensorBoard), ``tokenizer_errors`` (a tokenizer class that is None), ``import_errors`` (a name
+another release of a package has), ``loader_errors`` (DataLoader workers that cannot find a
+class), ``deepspeed_errors`` (ZeRO stage 3), ``export_errors``, ``audio_errors``
 (torchaudio backends), ``lightning_errors`` (load_from_checkpoint) and ``module_version_errors``
 (modules pickled by an older torch); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
@@ -53,9 +56,13 @@ from torchwise.explain.families import (
     checkpoint_file_errors,
     code_errors,
     compile_errors,
+    deepspeed_errors,
     device_errors,
     distributed_errors,
     export_errors,
+    fsdp_errors,
+    gradient_dtype_errors,
+    hub_file_errors,
     huggingface_errors,
     import_errors,
     index_errors,
@@ -65,22 +72,28 @@ from torchwise.explain.families import (
     library_errors,
     lightning_errors,
     loader_errors,
+    loader_thread_errors,
     logging_errors,
     loss_errors,
     machine_errors,
     metric_errors,
     module_version_errors,
+    numpy_errors,
     package_errors,
     parallel_errors,
+    process_group_errors,
     python_errors,
+    quantization_errors,
+    rnn_state_errors,
     runtime_errors,
     scaler_errors,
     setup_errors,
     shape_errors,
-    sharding_errors,
+    sparse_errors,
     state_dict_errors,
     tensor_errors,
     tokenizer_errors,
+    torchscript_errors,
     transform_errors,
     user_code_errors,
     worker_errors,
@@ -89,6 +102,20 @@ from torchwise.explain.paste import Paste, unwrapped
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
+    # round 5 (explain5b): metric_errors reads tensor_errors' view message where it views
+    # bincount's counts, so it comes before tensor_errors
+    *metric_errors.KNOWN,
+    *scaler_errors.KNOWN,
+    *rnn_state_errors.KNOWN,
+    *loader_thread_errors.KNOWN,
+    *sparse_errors.KNOWN,
+    *fsdp_errors.KNOWN,
+    *torchscript_errors.KNOWN,
+    *gradient_dtype_errors.KNOWN,
+    *numpy_errors.KNOWN,
+    *hub_file_errors.KNOWN,
+    *process_group_errors.KNOWN,
+    *quantization_errors.KNOWN,
     *state_dict_errors.KNOWN,
     *python_errors.KNOWN,
     *device_errors.KNOWN,
@@ -97,7 +124,6 @@ KNOWN: list[KnownError] = [
     *shape_errors.KNOWN,
     *broadcast_errors.KNOWN,
     *layer_errors.KNOWN,
-    *metric_errors.KNOWN,  # before tensor_errors: the same view message at a confusion matrix
     *tensor_errors.KNOWN,
     *autograd_errors.KNOWN,
     *worker_errors.KNOWN,
@@ -113,14 +139,13 @@ KNOWN: list[KnownError] = [
     *package_errors.KNOWN,
     *install_errors.KNOWN,
     *library_errors.KNOWN,
-    # round 5: GradScaler order, TensorBoard values, tokenizer classes, imports, loader helpers,
-    # sharded training, export, audio I/O, Lightning restores, modules pickled by older torch
-    *scaler_errors.KNOWN,
+    # round 5 (explain5a): TensorBoard values, tokenizer classes, imports, loader workers, ZeRO,
+    # export, audio I/O, Lightning restores, modules pickled by older torch
     *logging_errors.KNOWN,
     *tokenizer_errors.KNOWN,
     *import_errors.KNOWN,
     *loader_errors.KNOWN,
-    *sharding_errors.KNOWN,
+    *deepspeed_errors.KNOWN,
     *export_errors.KNOWN,
     *audio_errors.KNOWN,
     *lightning_errors.KNOWN,

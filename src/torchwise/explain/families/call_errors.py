@@ -11,6 +11,7 @@ method that was never implemented.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.paste import Frame, frames, last_frame, user_frame
@@ -119,10 +120,20 @@ def _library_of(text: str, before: int) -> str | None:
     return None
 
 
-def _called_inside(library: str, text: str, match: re.Match[str]) -> bool:
-    """The frame that made the call (the last one before the message) is in ``library``."""
-    site = last_frame(text, match.start())
-    return site is not None and site.in_library and re.search(rf"[\\/]{library}[\\/]", site.file) is not None
+@dataclass(frozen=True)
+class InternalCall:
+    library: str
+    place: str
+
+
+def _internal_call(text: str, before: int, argument: str) -> InternalCall | None:
+    """The library whose own code passed ``argument=`` when the last frame before the message is
+    an installed package's line that passes it (no user code between the call and the error)."""
+    frame = last_frame(text, before)
+    if frame is None or not frame.in_library or not re.search(rf"\b{argument}\s*=", frame.source):
+        return None
+    library = _library_of(text, before)
+    return InternalCall(library, frame.place) if library else None
 
 
 def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
@@ -142,6 +153,18 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
             f" '{argument}' from the batch, or use the model class that takes it (a"
             f" ...ForSequenceClassification head for labels)."
         )
+    elif internal := _internal_call(text, match.start(), argument):
+        cause = (
+            f"The call that passed {argument}= is inside the installed {internal.library} itself"
+            f" ({internal.place}), not in your code: that release calls a part of itself, or a"
+            f" package it depends on, that does not take the argument: a bug of that release, or"
+            f" {internal.library} upgraded without the packages it needs (or the other way round)."
+        )
+        fix = (
+            f"Upgrade {internal.library} (pip install -U {internal.library}; its fix is in a later"
+            f" release), or install the versions of {internal.library} and its dependencies that"
+            f" were released together (its requirements)."
+        )
     elif lightning:
         cause = (
             "PyTorch Lightning 2.0 removed Trainer(gpus=...); the code was written for"
@@ -150,20 +173,6 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
         fix = (
             "Write Trainer(accelerator='gpu', devices=N) (devices='auto' for all), or install the"
             " Lightning the project pins (pip install 'pytorch-lightning<2.0')."
-        )
-    elif library and owner and function not in ("__init__", "forward") and _called_inside(library, text, match):
-        # the call that passes the keyword is the library's own code, not the user's: its parts
-        # (or the dependency it calls) are out of step with each other
-        cause = (
-            f"{library}'s own code passes '{argument}' to {what}() and the installed definition"
-            f" does not take it: a bug of this {library} release (one of its classes was not"
-            f" updated with the others), or {owner} comes from a dependency of another version"
-            f" than this {library} expects. The user's code did not pass it."
-        )
-        fix = (
-            f"Upgrade {library} (pip install -U {library}; the fix is usually in the next release,"
-            f" see its issue tracker), or install the dependency versions this {library} pins;"
-            " meanwhile avoid the code path (e.g. another method or option)."
         )
     else:
         cause = (

@@ -1,5 +1,4 @@
-"""Known errors of the DataLoader's helpers outside the main loop: worker processes that cannot
-find the dataset's class, and the thread that pins batches in page-locked memory.
+"""Known errors of DataLoader worker processes that cannot find the dataset's class.
 
 ``Can't get attribute 'X' on <module '__main__' ...>`` is pickle, in a process that re-imports
 the main script (spawn: Windows, macOS, notebooks) and does not find a class that lived only in
@@ -79,39 +78,11 @@ def _main_attribute(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _pin_memory(match: re.Match[str], text: str) -> Explanation:
-    caught = match.group(1)
-    what = f" (the thread caught a {caught})" if caught else ""
-    return answer(
-        title="The DataLoader's pin-memory thread failed" + what,
-        meaning=(
-            "With pin_memory=True a thread copies every batch into page-locked host memory before"
-            " it is sent to the GPU; that thread raised or died, so the loader stopped."
-        ),
-        cause=(
-            "Pinning the batches failed: page-locked memory is a limited share of RAM (large"
-            " batches, many workers or prefetched batches, a container's memory limit), or the"
-            " CUDA context it pins for was in an error state; the worker queue it reads may also"
-            " have broken when a worker died."
-        ),
-        fix=(
-            "Set pin_memory=False in the DataLoader (the copy to the GPU is only a little slower);"
-            " if it must stay on, lower num_workers, prefetch_factor or the batch size. The error"
-            " above this one, if any, is what the thread caught."
-        ),
-    )
-
-
 KNOWN: list[KnownError] = [
     known(
         "main-class-not-found",
         r"Can't get attribute '(\w+)' on <module '(__main__|__mp_main__)'( \(built-in\)| from [^>]*)?>",
         _main_attribute,
         when=_worker_or_load,
-    ),
-    known(
-        "pin-memory-thread",
-        r"Caught (\w+) in pin memory thread|Pin memory thread exited unexpectedly",
-        _pin_memory,
     ),
 ]

@@ -1,11 +1,7 @@
-"""Known errors of calling a mixed-precision GradScaler out of order.
-
-A GradScaler keeps per-iteration state: ``scaler.scale(loss).backward()`` sets the scale,
-``scaler.unscale_(optimizer)`` (optional, once) and ``scaler.step(optimizer)`` record whether the
-gradients hold inf/NaN, ``scaler.update()`` reads those records and resets them. Each message
-names the call that found the state of another order; the paste says who made the calls (the
-training loop, or a library such as accelerate that owns the scaler) and whether gradients are
-accumulated over several micro-steps.
+"""Known errors of driving a GradScaler by hand in the wrong order: a step without a scaled
+backward, an update without a step, a step on an optimizer whose parameters got no gradients,
+gradients unscaled twice before an update (gradient accumulation). Where the paste runs through
+Hugging Face accelerate, the scaler is accelerate's to drive.
 """
 
 from __future__ import annotations
@@ -15,106 +11,114 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
 ORDER = (
-    "Once per optimizer step, in this order: scaler.scale(loss).backward(); (only then, if you"
-    " clip) scaler.unscale_(optimizer) and clip_grad_norm_; scaler.step(optimizer);"
-    " scaler.update(); optimizer.zero_grad()."
+    "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update(), in that order, once"
+    " per iteration"
 )
 
 
-def _accelerate(text: str) -> bool:
-    return bool(re.search(r"accelerate[\\/]|\baccelerator\b|Accelerator\(", text))
-
-
-def _accumulating(text: str) -> bool:
-    return bool(re.search(r"accumulat", text, re.IGNORECASE))
-
-
-def _unscale_twice(match: re.Match[str], text: str) -> Explanation:
-    if _accumulating(text):
-        cause = (
-            "Gradients are accumulated over several micro-steps, and the loop calls"
-            " scaler.unscale_(optimizer) (to clip) on every micro-step while scaler.step and"
-            " scaler.update run only every N steps: the second micro-step unscales again."
-        )
-    else:
-        cause = (
-            "scaler.unscale_(optimizer) ran twice before scaler.update(): most often gradients"
-            " are accumulated and the loop unscales (to clip) on every micro-step while"
-            " scaler.step and scaler.update run only every N steps; or the loop calls it and so"
-            " does a helper (a clip-gradients function, a framework hook), or scaler.update() is"
-            " skipped on some iterations (inside an if, or after a continue)."
-        )
-    return answer(
-        title="GradScaler.unscale_() was called twice for one optimizer step",
-        meaning=(
-            "unscale_ divides the gradients by the loss scale and records that it did; a second"
-            " call before scaler.update() would divide them again, so the scaler refuses."
-        ),
-        cause=cause,
-        fix=(
-            "Unscale (and clip) only on the micro-step that steps: if (i + 1) % accum_steps == 0:"
-            " scaler.unscale_(optimizer); clip_grad_norm_(...); scaler.step(optimizer);"
-            f" scaler.update(); optimizer.zero_grad(). {ORDER}"
-        ),
-    )
+def _through_accelerate(text: str) -> bool:
+    return bool(re.search(r"[\\/]accelerate[\\/]|\baccelerator\b|\bAccelerator\(", text))
 
 
 def _scale_none(match: re.Match[str], text: str) -> Explanation:
     call = match.group(1)
-    if _accelerate(text):
+    if _through_accelerate(text):
         cause = (
-            "accelerate runs mixed precision (fp16 in its config) with its own GradScaler: its"
-            " optimizer.step() calls scaler.step, but the loop called loss.backward() itself, so"
-            " accelerate's scaler never scaled a loss."
+            "Mixed precision (fp16) is on in accelerate, so the prepared optimizer's step goes"
+            " through a GradScaler, but the training loop called loss.backward() itself: the loss"
+            " was never scaled, so the scaler has no scale yet."
         )
         fix = (
-            "Call accelerator.backward(loss) instead of loss.backward() (and let accelerate own"
-            " the scaler: no GradScaler of your own); or turn fp16 off in the accelerate config."
+            "Call accelerator.backward(loss) instead of loss.backward(), then optimizer.step();"
+            " accelerate scales and unscales for you (or turn mixed_precision off in its config)."
         )
     else:
         cause = (
-            f"scaler.{call}() ran in an iteration where no loss went through scaler.scale(): the"
-            " loop calls loss.backward() directly (or scales with another GradScaler object)."
+            f"scaler.{call}() ran in an iteration where the loss was not passed through"
+            " scaler.scale(): the loop calls loss.backward() directly, or the scaler used for the"
+            " step is another object than the one that scaled the loss."
         )
-        fix = f"Scale the loss with this scaler: scaler.scale(loss).backward(). {ORDER}"
+        fix = f"Use one GradScaler and call {ORDER}."
     return answer(
-        title=f"GradScaler.{call}() ran before any loss was scaled",
+        title=f"GradScaler.{call}() before any scaler.scale(loss)",
         meaning=(
-            "The scaler's scale is created by its first scaler.scale(loss); "
-            f"{call}() found none, so no loss of this run went through this scaler."
+            "A GradScaler creates its scale the first time it scales a loss; its"
+            f" {call}() found no scale, so no loss was scaled through it."
         ),
         cause=cause,
         fix=fix,
     )
 
 
+def _unscale_twice(match: re.Match[str], text: str) -> Explanation:
+    said = re.search(r"accumulat", text, re.IGNORECASE)
+    accumulating = "Gradients are accumulated" if said else "Most often gradients are accumulated"
+    return answer(
+        title="GradScaler.unscale_() was called twice for one optimizer step",
+        meaning=(
+            "unscale_ divides the gradients by the loss scale and records that it did; a second"
+            " call before scaler.update() would divide them again, so the scaler refuses."
+        ),
+        cause=(
+            f"{accumulating} over several micro-steps and the loop unscales (to clip) on every"
+            " micro-step while scaler.step and scaler.update run only every N steps; or the loop"
+            " calls unscale_ and so does a helper (a clip-gradients function, a framework hook), or"
+            " scaler.update() is skipped on some iterations (inside an if, or after a continue)."
+        ),
+        fix=(
+            "Unscale (and clip) only on the micro-step that steps: if (i + 1) % accum_steps == 0:"
+            " scaler.unscale_(optimizer); clip_grad_norm_(...); scaler.step(optimizer);"
+            f" scaler.update(); optimizer.zero_grad(). In general: {ORDER}, with unscale_ at most"
+            " once, between backward and step."
+        ),
+    )
+
+
 def _no_inf_checks(match: re.Match[str], text: str) -> Explanation:
-    if _accelerate(text):
+    if match.group(1):  # "... for this optimizer": step() found no gradients to unscale
+        return answer(
+            title="GradScaler.step() found no gradients in the optimizer",
+            meaning=(
+                "scaler.step(optimizer) unscales the optimizer's gradients and checks them for"
+                " inf/NaN first; none of its parameters had a gradient, so nothing was checked."
+            ),
+            cause=(
+                "The optimizer's parameters got no gradient this iteration: the loss does not"
+                " reach them (a loss rebuilt from numbers with torch.tensor(..., requires_grad=True),"
+                " .item() or .detach() cuts the graph before the model), they are frozen"
+                " (requires_grad=False) or unused, the optimizer was built over other parameter"
+                " objects (before the model was moved, replaced or wrapped), or the gradients were"
+                " zeroed/set to None between backward and step."
+            ),
+            fix=(
+                "Compute the loss from the model's output with torch operations only; build the"
+                " optimizer after moving and wrapping the model, over the parameters that train;"
+                " check that some p.grad is not None after backward."
+            ),
+        )
+    if _through_accelerate(text):
         cause = (
-            "The loop drives accelerate's scaler (accelerator.scaler) itself while accelerate"
-            " already steps and updates it behind the scenes: scaler.update() then finds no"
-            " scaler.step() of its own."
+            "The loop drives accelerate's scaler itself (scaler = accelerator.scaler;"
+            " scaler.update()) while accelerate already does the scaling inside"
+            " accelerator.backward and the prepared optimizer's step, so the update ran without"
+            " a scaler.step of its own."
         )
         fix = (
-            "Do not call the scaler with accelerate: accelerator.backward(loss); optimizer.step();"
-            " optimizer.zero_grad() (accelerate scales, steps and updates it)."
+            "Do not call the scaler yourself under accelerate: accelerator.backward(loss);"
+            " optimizer.step(); optimizer.zero_grad() (mixed precision comes from its config)."
         )
     else:
         cause = (
-            "scaler.update() ran without a scaler.step(optimizer) since the last update (the"
-            " step is inside an if, or the optimizer is stepped directly), or the optimizer"
-            " given to scaler.step holds parameters that got no gradients (another optimizer"
-            " object or model, or all its parameters frozen)."
+            "scaler.update() ran in an iteration without scaler.step(optimizer): the step was"
+            " skipped or commented out, called on the optimizer directly, or update() is called"
+            " more often than step (per micro-batch under gradient accumulation)."
         )
-        fix = (
-            "Call scaler.step(optimizer) before every scaler.update(), with the optimizer over"
-            f" the parameters the loss reaches. {ORDER}"
-        )
+        fix = f"Call {ORDER}; under gradient accumulation step and update only on the last micro-batch."
     return answer(
-        title="GradScaler.update() found no scaler.step() to take the inf/NaN check from",
+        title="GradScaler.update() without a scaler.step() in this iteration",
         meaning=(
-            "scaler.step(optimizer) records, per optimizer, whether the gradients held inf or"
-            " NaN; update() reads those records to adjust the scale and found none."
+            "update() adjusts the scale from the inf/NaN checks that scaler.step(optimizer)"
+            " records; none were recorded since the last update."
         ),
         cause=cause,
         fix=fix,
@@ -127,10 +131,10 @@ KNOWN: list[KnownError] = [
         r"unscale_\(\) has already been called on this optimizer since the last update\(\)",
         _unscale_twice,
     ),
-    known("scaler-not-scaled", r"Attempted (step|update|unscale_) but _scale is None", _scale_none),
+    known("scaler-not-scaled", r"Attempted (\w+) but _scale is None", _scale_none),
     known(
         "scaler-no-inf-checks",
-        r"No inf checks were recorded (?:prior to update|for this optimizer)",
+        r"No inf checks were recorded (for this optimizer)?(?:prior to update)?",
         _no_inf_checks,
     ),
 ]

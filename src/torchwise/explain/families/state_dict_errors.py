@@ -21,12 +21,33 @@ def _shown(keys: list[str], most: int = 4) -> str:
     return ", ".join(keys[:most]) + more
 
 
-# Entries a training script saves around the weights, and the names the weights go under.
-RUN_ENTRIES = {"epoch", "epochs", "optimizer", "optimizer_state_dict", "scheduler", "lr_scheduler",
-               "step", "global_step", "iteration", "best_acc", "best_loss", "best_prec1", "args",
-               "arch", "config", "amp", "amp_scaler", "scaler", "metric", "version", "hyper_parameters"}
-WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "net", "network", "model_state",
-                  "weights", "params", "ema", "state_dict_ema", "model_ema")
+# What a training checkpoint holds beside the weights: a dict handed whole to load_state_dict
+# shows these as "unexpected keys" with no dot in them (a weight's key always has one).
+WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network",
+                  "state_dict_ema", "model_ema", "ema", "params", "weights")
+TRAINING_ENTRIES = ("epoch", "optimizer", "optimizer_state_dict", "args", "arch", "iteration",
+                    "step", "global_step", "scheduler", "lr_scheduler", "amp_scaler", "scaler",
+                    "best_acc", "best_acc1", "metric", "config", "version")
+
+
+STRICT_FALSE = (
+    ". model.load_state_dict(state, strict=False) skips missing and unexpected keys (those layers"
+    " keep their initial weights: check the missing_keys and unexpected_keys it returns) but never"
+    " a size mismatch."
+)
+# strict=False on the whole checkpoint would skip every key and load no weight at all
+STRICT_FALSE_IS_EMPTY = ". Do not reach for strict=False here: it would skip every key and load nothing."
+
+
+def _whole_checkpoint(unexpected: list[str]) -> str | None:
+    """The entry holding the weights when ``unexpected`` are a training checkpoint's top-level
+    keys (the checkpoint dict was passed, not its state dict), else None."""
+    if not unexpected or any("." in key for key in unexpected):
+        return None
+    weights = [key for key in WEIGHT_ENTRIES if key in unexpected]
+    if weights and any(key in TRAINING_ENTRIES for key in unexpected):
+        return weights[0]
+    return None
 
 
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
@@ -59,15 +80,12 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
         facts.append(
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
         )
-    # A training checkpoint's own entries ("epoch", "optimizer", "state_dict") where the model's
-    # parameter names belong: the whole saved dict was passed, not the weights inside it.
-    weights_in = [key for key in unexpected if key in WEIGHT_ENTRIES]
-    if weights_in and any(key in RUN_ENTRIES for key in unexpected):
-        entry = weights_in[0]
+    entry = _whole_checkpoint(unexpected)
+    if entry:
         causes.append(
-            "the file is a whole training checkpoint (a dict of"
-            f" {_shown([k for k in unexpected if '.' not in k], 6)}), and that dict was passed to"
-            f" load_state_dict: the model's weights are one entry of it, '{entry}'"
+            "the file is a whole training checkpoint (a dict with the weights under"
+            f" '{entry}' beside the epoch, the optimizer and the run's settings), and that dict"
+            " was passed to load_state_dict instead of the weights inside it"
         )
         fixes.append(
             f"checkpoint = torch.load(path, map_location='cpu');"
@@ -159,11 +177,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             + "."
         ),
         cause=sentence("; ".join(causes)),
-        fix=(
-            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
-            " unexpected keys (those layers keep their initial weights: check the missing_keys"
-            " and unexpected_keys it returns) but never a size mismatch."
-        ),
+        fix="; ".join(fixes) + (STRICT_FALSE_IS_EMPTY if entry else STRICT_FALSE),
     )
 
 

@@ -3,10 +3,11 @@
 transformers keeps a table of tokenizer classes per model type, and a class whose backend is
 not installed is None there: the slow classes of SentencePiece models (Marian, T5, CamemBERT,
 XLNet, ALBERT) without ``sentencepiece``, the fast ones without ``tokenizers``, and models that
-have no fast class in that release. Python then reports the None, not the tokenizer:
-``'NoneType' object has no attribute 'from_pretrained'`` (the class looked up was None) or
-``... '__name__'`` (the lookup by name walked over a None entry). The message alone could be any
-None; the paste says it is a tokenizer (AutoTokenizer, tokenization_auto in a frame).
+have no fast class in that release. Python then reports the None, not the tokenizer: here
+``'NoneType' object has no attribute '__name__'`` (AutoTokenizer's lookup of a class by name
+walked over a None entry; ``hub_file_errors`` reads ``... 'from_pretrained'``, a class that is
+None used directly). The message alone could be any None; the paste says it is a tokenizer
+(AutoTokenizer, tokenization_auto in a frame).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _tokenizer_none(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "tokenizer-class-none",
-        r"'NoneType' object has no attribute '(from_pretrained|__name__)'",
+        r"'NoneType' object has no attribute '(__name__)'",
         _tokenizer_none,
         when=_about_tokenizers,
     ),
