@@ -9,7 +9,6 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.paste import LIBRARY
 
-
 # Where TorchScript points: 'File "x.py", line 75' (newer torch) or 'at /path/x.py:251:8' (older).
 LOCATION = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)|\bat (?P<file2>\S+\.py):(?P<line2>\d+)')
 
