@@ -136,6 +136,11 @@ def test_a_barrier_short_of_processes_is_told_apart_from_one_with_too_many():
     )
     text = answer_text(message, "process-group-barrier-timeout")
     assert "Only 2 of 4 processes" in text and "MASTER_ADDR" in text
+    # a --dist-file flag alone is not a stale store; "File already exists" is
+    more = message.replace("world_size=4, worker_count=2", "world_size=2, worker_count=4")
+    entry = "process-group-barrier-timeout"
+    assert "already existed" not in answer_text("--dist-file dist_file\n" + more, entry)
+    assert "already existed" in answer_text("File already exists: out/dist_init\n" + more, entry)
 
 
 def test_fsdp_with_qlora_names_the_quant_storage_dtype():
