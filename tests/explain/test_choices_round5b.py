@@ -125,6 +125,8 @@ def test_a_view_that_is_not_of_bincount_stays_a_view_size_answer():
 def test_what_the_paste_does_not_bear_out_stays_unknown():
     # None has no from_pretrained, but nothing says it is a transformers class
     assert explain("AttributeError: 'NoneType' object has no attribute 'from_pretrained'\n") is None
+    # a None whose method is called, with no tokenizer loaded in the paste
+    assert explain("AttributeError: 'NoneType' object has no attribute 'tokenize'\n") is None
     # a JSON error that is not a model's file being loaded
     assert explain("json.decoder.JSONDecodeError: Extra data: line 1 column 5 (char 4)\n") is None
 

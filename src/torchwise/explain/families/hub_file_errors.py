@@ -71,16 +71,20 @@ def _bad_json(match: re.Match[str], text: str) -> Explanation:
 
 
 def _class_is_none(match: re.Match[str], text: str) -> bool:
-    return bool(re.search(r"transformers|Tokenizer|AutoModel|AutoConfig", text))
+    """The None is a transformers class (its from_pretrained, or its __name__ looked up by the
+    Auto classes), or a tokenizer the paste loaded with a tokenizer class's from_pretrained."""
+    if match.group(1) in ("from_pretrained", "__name__"):
+        return bool(re.search(r"transformers|Tokenizer|AutoModel|AutoConfig", text))
+    return bool(re.search(r"\w*Tokenizer(?:Fast)?\.from_pretrained", text))
 
 
 def _none_class(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="The tokenizer (or model) class is None: a package it needs is not installed",
         meaning=(
-            "'NoneType' object has no attribute 'from_pretrained': the class the code loads from"
-            " is None. transformers leaves a class as None (or a placeholder) when an optional"
-            " package it depends on is missing."
+            f"'NoneType' object has no attribute '{match.group(1)}': the tokenizer (or the class"
+            " it is loaded from) is None. transformers leaves a class as None (or a placeholder)"
+            " when an optional package it depends on is missing."
         ),
         cause=(
             "The tokenizer needs sentencepiece (Marian, T5, XLNet, ALBERT, CamemBERT, mBART ...)"
@@ -104,7 +108,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "pretrained-class-none",
-        r"'NoneType' object has no attribute 'from_pretrained'",
+        r"'NoneType' object has no attribute"
+        r" '(from_pretrained|__name__|tokenize|batch_encode_plus|encode_plus|encode|convert_tokens_to_ids)'",
         _none_class,
         when=_class_is_none,
     ),
