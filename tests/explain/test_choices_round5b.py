@@ -20,7 +20,7 @@ TEXTS = working_texts("working5")
 
 # number in working5 -> (the table entry, phrases the answer must hold)
 PINNED = {
-    2: ("integer-gradient", ["return None for every input that is not floating point"]),
+    2: ("integer-gradient", ["ctx.mark_non_differentiable(indices)", "return None for inputs that are not"]),
     4: ("state-dict-mismatch", ["whole training checkpoint", "checkpoint['state_dict']"]),
     7: ("numpy-object-array", ["train_paccmann.py:278", "np.concatenate"]),
     13: ("pretrained-class-none", ["pip install sentencepiece"]),
