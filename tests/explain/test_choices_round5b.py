@@ -125,6 +125,11 @@ def test_a_view_that_is_not_of_bincount_stays_a_view_size_answer():
 def test_what_the_paste_does_not_bear_out_stays_unknown():
     # None has no from_pretrained, but nothing says it is a transformers class
     assert explain("AttributeError: 'NoneType' object has no attribute 'from_pretrained'\n") is None
+    # a None's __name__ in the Auto lookup: a missing package or a model without a fast tokenizer
+    assert explain(
+        '  File "/x/site-packages/transformers/models/auto/tokenization_auto.py", line 275, in f\n'
+        "    if c.__name__ == class_name:\nAttributeError: 'NoneType' object has no attribute '__name__'\n"
+    ) is None
     # a None whose method is called, with no tokenizer loaded in the paste
     assert explain("AttributeError: 'NoneType' object has no attribute 'tokenize'\n") is None
     # a JSON error that is not a model's file being loaded

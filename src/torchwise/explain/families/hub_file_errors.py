@@ -71,9 +71,11 @@ def _bad_json(match: re.Match[str], text: str) -> Explanation:
 
 
 def _class_is_none(match: re.Match[str], text: str) -> bool:
-    """The None is a transformers class (its from_pretrained, or its __name__ looked up by the
-    Auto classes), or a tokenizer the paste loaded with a tokenizer class's from_pretrained."""
-    if match.group(1) in ("from_pretrained", "__name__"):
+    """The None is a transformers class (its from_pretrained), or a tokenizer the paste loaded
+    with a tokenizer class's from_pretrained. (A None's __name__ in the Auto classes' lookup is
+    left alone: there it is as often a model without a fast tokenizer, use_fast=False, as a
+    missing package.)"""
+    if match.group(1) == "from_pretrained":
         return bool(re.search(r"transformers|Tokenizer|AutoModel|AutoConfig", text))
     return bool(re.search(r"\w*Tokenizer(?:Fast)?\.from_pretrained", text))
 
@@ -109,7 +111,7 @@ KNOWN: list[KnownError] = [
     known(
         "pretrained-class-none",
         r"'NoneType' object has no attribute"
-        r" '(from_pretrained|__name__|tokenize|batch_encode_plus|encode_plus|encode|convert_tokens_to_ids)'",
+        r" '(from_pretrained|tokenize|batch_encode_plus|encode_plus|encode|convert_tokens_to_ids)'",
         _none_class,
         when=_class_is_none,
     ),
