@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.paste import frames
 
 # The frame that read the file names it: transformers' readers of each JSON file.
 JSON_FILES = (
@@ -29,10 +30,14 @@ def _loading_pretrained(match: re.Match[str], text: str) -> bool:
 
 
 def _json_file(text: str) -> str:
+    """The file being read: named by the traceback's frames (their function and source), else
+    by a file name the paste quotes."""
+    called = " ".join(f"{frame.function} {frame.source} {frame.file}" for _, frame in frames(text))
     for pattern, name in JSON_FILES:
-        if re.search(pattern, text):
+        if re.search(pattern, called):
             return name
-    return "one of the model's JSON files"
+    quoted = re.search(r"\b(?:tokenizer_|preprocessor_|generation_|adapter_)?config\.json", text)
+    return quoted.group(0) if quoted else "one of the model's JSON files"
 
 
 def _bad_json(match: re.Match[str], text: str) -> Explanation:
