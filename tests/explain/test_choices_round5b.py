@@ -77,6 +77,12 @@ def test_a_scaler_misuse_outside_accelerate_gets_the_scaler_order():
     assert "only on the last micro-batch" in text and "accelerate" not in text
     text = answer_text("AssertionError: No inf checks were recorded for this optimizer.", "scaler-no-inf-checks")
     assert "no gradient" in text
+    # Lightning's Trainer(accelerator="gpu") is not Hugging Face accelerate
+    lightning = (
+        'trainer = pl.Trainer(accelerator="gpu", precision=16)\n'
+        "AssertionError: Attempted step but _scale is None."
+    )
+    assert "accelerator.backward" not in answer_text(lightning, "scaler-not-scaled")
 
 
 def test_an_unexpected_keyword_passed_by_the_user_s_own_line_is_a_version_of_the_code():
