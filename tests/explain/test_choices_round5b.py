@@ -15,7 +15,7 @@ from torchwise.explain.lookup import explain
 
 # number in working5 -> (the table entry, phrases the answer must hold)
 PINNED = {
-    2: ("integer-gradient", ["return None for every input that is not floating point"]),
+    2: ("integer-gradient", ["ctx.mark_non_differentiable(indices)", "return None for inputs that are not"]),
     4: ("state-dict-mismatch", ["whole training checkpoint", "checkpoint['state_dict']"]),
     7: ("numpy-object-array", ["train_paccmann.py:278", "np.concatenate"]),
     13: ("pretrained-class-none", ["pip install sentencepiece"]),
@@ -66,6 +66,12 @@ def test_a_scaler_misuse_outside_accelerate_gets_the_scaler_order():
     assert "only on the last micro-batch" in text and "accelerate" not in text
     text = answer_text("AssertionError: No inf checks were recorded for this optimizer.", "scaler-no-inf-checks")
     assert "no gradient" in text
+    # Lightning's Trainer(accelerator="gpu") is not Hugging Face accelerate
+    lightning = (
+        'trainer = pl.Trainer(accelerator="gpu", precision=16)\n'
+        "AssertionError: Attempted step but _scale is None."
+    )
+    assert "accelerator.backward" not in answer_text(lightning, "scaler-not-scaled")
 
 
 def test_an_unexpected_keyword_passed_by_the_user_s_own_line_is_a_version_of_the_code():
@@ -114,6 +120,16 @@ def test_a_view_that_is_not_of_bincount_stays_a_view_size_answer():
 def test_what_the_paste_does_not_bear_out_stays_unknown():
     # None has no from_pretrained, but nothing says it is a transformers class
     assert explain("AttributeError: 'NoneType' object has no attribute 'from_pretrained'\n") is None
+    # a None's __name__ in the Auto lookup is answered (tokenizer_errors, explain5a's row 14): the
+    # None is a class whose package is missing, reached because the class asked for (often the
+    # fast one) is not in the table, so it names both fixes, sentencepiece and use_fast=False
+    lookup = explain(
+        '  File "/x/site-packages/transformers/models/auto/tokenization_auto.py", line 275, in f\n'
+        "    if c.__name__ == class_name:\nAttributeError: 'NoneType' object has no attribute '__name__'\n"
+    )
+    assert lookup is not None and "pip install sentencepiece" in lookup.fix and "use_fast=False" in lookup.fix
+    # a None whose method is called, with no tokenizer loaded in the paste
+    assert explain("AttributeError: 'NoneType' object has no attribute 'tokenize'\n") is None
     # a JSON error that is not a model's file being loaded
     assert explain("json.decoder.JSONDecodeError: Extra data: line 1 column 5 (char 4)\n") is None
 
@@ -125,6 +141,11 @@ def test_a_barrier_short_of_processes_is_told_apart_from_one_with_too_many():
     )
     text = answer_text(message, "process-group-barrier-timeout")
     assert "Only 2 of 4 processes" in text and "MASTER_ADDR" in text
+    # a --dist-file flag alone is not a stale store; "File already exists" is
+    more = message.replace("world_size=4, worker_count=2", "world_size=2, worker_count=4")
+    entry = "process-group-barrier-timeout"
+    assert "already existed" not in answer_text("--dist-file dist_file\n" + more, entry)
+    assert "already existed" in answer_text("File already exists: out/dist_init\n" + more, entry)
 
 
 def test_fsdp_with_qlora_names_the_quant_storage_dtype():

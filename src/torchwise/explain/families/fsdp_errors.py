@@ -10,7 +10,7 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
 
 def _uniform_requires_grad(match: re.Match[str], text: str) -> Explanation:
-    peft = bool(re.search(r"\bpeft\b|LoRA|lora_", text, re.IGNORECASE))
+    peft = bool(re.search(r"\bpeft\b|\blora\b|\blora_|\bqlora\b", text, re.IGNORECASE))
     return answer(
         title="FSDP cannot flatten frozen and trainable parameters into one unit",
         meaning=(

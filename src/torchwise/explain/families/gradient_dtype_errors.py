@@ -17,15 +17,17 @@ def _integer_gradient(match: re.Match[str], text: str) -> Explanation:
             " for floating-point (or complex) inputs, and one it got is an integer or bool tensor."
         ),
         cause=(
-            "A custom autograd Function, or an op of a compiled C++/CUDA extension, returns a"
-            " gradient for an integer input (indices, a mask, a count) from its backward, or"
-            " returns that integer input itself; torch's own ops never do."
+            "A custom autograd Function (typically a compiled C++/CUDA op: furthest point"
+            " sampling, ball query or grouping in PointNet++-style code) returns integer indices"
+            " from forward without ctx.mark_non_differentiable, so since torch 1.3 autograd treats"
+            " them as differentiable and integer gradients reach the check; or its backward returns"
+            " a gradient for an integer input. torch's own ops never do."
         ),
         fix=(
-            "In that Function's backward return None for every input that is not floating point"
-            " (and call ctx.mark_non_differentiable on integer outputs in forward); or replace the"
-            " extension's op with a torch op that does the same (torch.gather / index_select for"
-            " a gather), which autograd differentiates correctly."
+            "In that Function's forward call ctx.mark_non_differentiable(indices) on every integer"
+            " output (the fix those repositories' newer pointnet2 ops carry), and in backward return"
+            " None for inputs that are not floating point; or replace the op with a torch op that"
+            " does the same (torch.gather / index_select), which autograd handles."
         ),
     )
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.paste import frames
 
 # The frame that read the file names it: transformers' readers of each JSON file.
 JSON_FILES = (
@@ -29,10 +30,14 @@ def _loading_pretrained(match: re.Match[str], text: str) -> bool:
 
 
 def _json_file(text: str) -> str:
+    """The file being read: named by the traceback's frames (their function and source), else
+    by a file name the paste quotes."""
+    called = " ".join(f"{frame.function} {frame.source} {frame.file}" for _, frame in frames(text))
     for pattern, name in JSON_FILES:
-        if re.search(pattern, text):
+        if re.search(pattern, called):
             return name
-    return "one of the model's JSON files"
+    quoted = re.search(r"\b(?:tokenizer_|preprocessor_|generation_|adapter_)?config\.json", text)
+    return quoted.group(0) if quoted else "one of the model's JSON files"
 
 
 def _bad_json(match: re.Match[str], text: str) -> Explanation:
@@ -71,16 +76,22 @@ def _bad_json(match: re.Match[str], text: str) -> Explanation:
 
 
 def _class_is_none(match: re.Match[str], text: str) -> bool:
-    return bool(re.search(r"transformers|Tokenizer|AutoModel|AutoConfig", text))
+    """The None is a transformers class (its from_pretrained), or a tokenizer the paste loaded
+    with a tokenizer class's from_pretrained. (A None's __name__ in the Auto classes' lookup is
+    left alone: there it is as often a model without a fast tokenizer, use_fast=False, as a
+    missing package.)"""
+    if match.group(1) == "from_pretrained":
+        return bool(re.search(r"transformers|Tokenizer|AutoModel|AutoConfig", text))
+    return bool(re.search(r"\w*Tokenizer(?:Fast)?\.from_pretrained", text))
 
 
 def _none_class(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="The tokenizer (or model) class is None: a package it needs is not installed",
         meaning=(
-            "'NoneType' object has no attribute 'from_pretrained': the class the code loads from"
-            " is None. transformers leaves a class as None (or a placeholder) when an optional"
-            " package it depends on is missing."
+            f"'NoneType' object has no attribute '{match.group(1)}': the tokenizer (or the class"
+            " it is loaded from) is None. transformers leaves a class as None (or a placeholder)"
+            " when an optional package it depends on is missing."
         ),
         cause=(
             "The tokenizer needs sentencepiece (Marian, T5, XLNet, ALBERT, CamemBERT, mBART ...)"
@@ -104,7 +115,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "pretrained-class-none",
-        r"'NoneType' object has no attribute 'from_pretrained'",
+        r"'NoneType' object has no attribute"
+        r" '(from_pretrained|tokenize|batch_encode_plus|encode_plus|encode|convert_tokens_to_ids)'",
         _none_class,
         when=_class_is_none,
     ),

@@ -68,10 +68,11 @@ def _logged_non_number(match: re.Match[str], text: str) -> Explanation:
         )
         fix = "Pass a Python number or a 0-dim tensor: writer.add_scalar(key, float(value), step)."
     return answer(
-        title=f"TensorBoard was given a {kind} to log instead of a number",
+        title=f"TensorBoard was given a {kind} to log instead of a number or array",
         meaning=(
-            "SummaryWriter.add_scalar converts the value to a NumPy number first; it takes a"
-            f" Python number, a NumPy array or a tensor, and got {kind}."
+            "TensorBoard's SummaryWriter (add_scalar, add_histogram, add_image ...) converts the"
+            " value to a NumPy array first; it takes a Python number, a NumPy array or a tensor,"
+            f" and got {kind}."
         ),
         cause=cause,
         fix=fix,

@@ -23,14 +23,16 @@ def _object_array(match: re.Match[str], text: str) -> Explanation:
         cause=(
             "The array was built from a list of arrays or tensors of different lengths (per-batch"
             " predictions or labels where the last batch is smaller, variable-length sequences),"
-            " or from mixed values (numbers with None or strings, e.g. a pandas column with"
-            " missing values)."
+            " a pandas column whose cells are arrays, or mixed values (numbers with None or"
+            " strings, a column with missing values); or the project's data was made with another"
+            " NumPy/pandas version, under which the same code built a numeric array."
         ),
         fix=(
             "Join the pieces into one numeric array first: np.concatenate(list_of_arrays) (or"
             " torch.cat(list_of_tensors)) for batches, padding for sequences, and"
-            " .astype(np.float32) once every entry is a number; print the array's first entries"
-            " and their types to see which case it is."
+            " np.stack(column.to_list()) for a column of arrays, .astype(np.float32) once every"
+            " entry is a number (or the NumPy version the project pins); print the array's first"
+            " entries and their types to see which case it is."
         ),
     )
 

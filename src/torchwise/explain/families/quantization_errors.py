@@ -25,8 +25,9 @@ def _embedding_qconfig(match: re.Match[str], text: str) -> Explanation:
             "Quantize only the Linear layers: quantize_dynamic(model, {nn.Linear},"
             " dtype=torch.qint8); or give embeddings their own qconfig: quantize_dynamic(model,"
             " qconfig_spec={nn.Linear: default_dynamic_qconfig, nn.Embedding:"
-            " float_qparams_weight_only_qconfig}) (static: module.qconfig ="
-            " float_qparams_weight_only_qconfig on each embedding)."
+            " float_qparams_weight_only_qconfig}); in static or QAT flows set"
+            " model.embedding.qconfig = float_qparams_weight_only_qconfig after the model-wide"
+            " qconfig (or None to keep the embedding in float) before prepare."
         ),
     )
 

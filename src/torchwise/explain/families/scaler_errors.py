@@ -17,7 +17,12 @@ ORDER = (
 
 
 def _through_accelerate(text: str) -> bool:
-    return bool(re.search(r"[\\/]accelerate[\\/]|\baccelerator\b|\bAccelerator\(", text))
+    """Hugging Face accelerate drives the run: its files in the traceback, or its API in the
+    paste (Lightning's Trainer(accelerator=...) is not it)."""
+    return bool(re.search(
+        r"[\\/]accelerate[\\/]|\baccelerator\.(?:backward|scaler|prepare)\b|\bAccelerator\(|accelerate launch",
+        text,
+    ))
 
 
 def _scale_none(match: re.Match[str], text: str) -> Explanation:

@@ -12,8 +12,13 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, fact,
 
 
 def _keys(label: str, text: str) -> list[str]:
-    line = re.search(rf"{label} key\(s\) in state_dict: (.*)", text)
-    return re.findall(r'"([^"]+)"', line.group(1)) if line else []
+    """The keys the message lists: the last listing that quotes any (a user's own sentence
+    may quote the message first, or with typographic quotes)."""
+    for line in reversed(re.findall(rf"{label} key\(s\) in state_dict: (.*)", text)):
+        keys = re.findall(r'"([^"]+)"', line) or re.findall(r"[\u2018\u201c]([^\u2019\u201d]+)[\u2019\u201d]", line)
+        if keys:
+            return keys
+    return []
 
 
 def _shown(keys: list[str], most: int = 4) -> str:
@@ -44,10 +49,19 @@ def _whole_checkpoint(unexpected: list[str]) -> str | None:
     keys (the checkpoint dict was passed, not its state dict), else None."""
     if not unexpected or any("." in key for key in unexpected):
         return None
-    weights = [key for key in WEIGHT_ENTRIES if key in unexpected]
-    if weights and any(key in TRAINING_ENTRIES for key in unexpected):
-        return weights[0]
-    return None
+    # a key named after the weights: one of the usual names, or "<net>_state_dict" that is not the
+    # optimizer's or the scheduler's
+    weights = [key for key in WEIGHT_ENTRIES if key in unexpected] + [
+        key for key in unexpected
+        if key.endswith("state_dict") and not re.search(r"optim|sched|scaler", key)
+    ]
+    training = [key for key in unexpected if key in TRAINING_ENTRIES or re.search(r"optim|sched", key)]
+    return weights[0] if weights and training else None
+
+
+def _optimizer_state(unexpected: list[str]) -> bool:
+    """The dict passed is an optimizer's state_dict: its two top-level keys."""
+    return {"state", "param_groups"} <= set(unexpected)
 
 
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
@@ -81,7 +95,18 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
         )
     entry = _whole_checkpoint(unexpected)
-    if entry:
+    if _optimizer_state(unexpected):
+        entry = "state"  # like a whole checkpoint, strict=False would load nothing
+        causes.append(
+            "the file holds an optimizer's state (its keys state and param_groups): it was saved"
+            " from optimizer.state_dict(), or the run saved model and optimizer to separate files"
+            " and the optimizer's was picked"
+        )
+        fixes.append(
+            "load the file saved from model.state_dict() (or the checkpoint entry that holds it),"
+            " and pass the optimizer's file to optimizer.load_state_dict"
+        )
+    elif entry:
         causes.append(
             "the file is a whole training checkpoint (a dict with the weights under"
             f" '{entry}' beside the epoch, the optimizer and the run's settings), and that dict"
@@ -186,7 +211,7 @@ KNOWN: list[KnownError] = [
         "state-dict-mismatch",
         r"Error\(s\) in loading state_dict for (\w+)"
         r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()"
-        r"|^\s*(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted without the first line
+        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted alone
         _state_dict,
         re.MULTILINE,
     ),

@@ -30,10 +30,11 @@ def _tokenizer_none(match: re.Match[str], text: str) -> Explanation:
             " looked up for this model is None in the installed release."
         ),
         cause=(
-            "A tokenizer class whose backend is not installed is None: most often sentencepiece"
-            " is missing (transformers 4 stopped installing it; SentencePiece models such as"
-            " Marian, T5, CamemBERT, XLNet, ALBERT need it), or the fast class is requested and"
-            " this release has none for the model (or tokenizers is missing)."
+            "The class this model's tokenizer config asks for (often its fast class) is not in"
+            " the installed release's table, so the lookup by name walks the whole list and meets"
+            " an entry left None because its package is missing (sentencepiece, which"
+            " transformers 4 no longer installs; SentencePiece models such as Marian, T5,"
+            " CamemBERT, BARThez, mBART-50 need it)."
         ),
         fix=(
             "pip install sentencepiece (restart the kernel or runtime afterwards). If it still"
