@@ -10,11 +10,18 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
 
 LAYOUT = "(num_layers * num_directions, batch, hidden_size)"
+# The paste says the model runs on several GPUs in one process.
+SEVERAL_GPUS = re.compile(r"DataParallel|data_parallel|multi-?GPU|multiple GPUs|several GPUs", re.IGNORECASE)
 
 
 def _one_axis_too_many(got: list[int], expected: list[int]) -> bool:
     """``got`` is ``expected`` with one extra axis of size 1 somewhere."""
     return any(size == 1 and got[:i] + got[i + 1 :] == expected for i, size in enumerate(got))
+
+
+def _other_batch(got: list[int], expected: list[int]) -> bool:
+    """Only the batch size (the middle one) differs."""
+    return len(got) == len(expected) == 3 and got[1] != expected[1] and got[0::2] == expected[0::2]
 
 
 def _hidden_size(match: re.Match[str], text: str) -> Explanation:
@@ -55,7 +62,19 @@ def _hidden_size(match: re.Match[str], text: str) -> Explanation:
             " first; an RNN's hidden state keeps the batch in the middle even with batch_first=True."
         )
         fix = f"Build it as {LAYOUT}, or h0 = h.transpose(0, 1).contiguous()."
-    elif len(got) == len(expected) == 3 and got[1] != expected[1] and got[0::2] == expected[0::2]:
+    elif _other_batch(got, expected) and SEVERAL_GPUS.search(text):
+        cause = (
+            "The model runs on several GPUs with nn.DataParallel, which splits every forward"
+            " argument along dimension 0: the input's batch is split, but the hidden state"
+            " passed to forward has its batch on dimension 1, so a replica gets a state for"
+            f" {got[1]} samples with an input of {expected[1]} (or the other way round)."
+        )
+        fix = (
+            "Do not pass the hidden state to forward: build it inside forward from the input"
+            " (or pass none; zeros are the default), or transpose it to batch-first before the"
+            " call and back inside; or use DistributedDataParallel (one process per GPU)."
+        )
+    elif _other_batch(got, expected):
         cause = (
             f"The state was made for a batch of {got[1]}, the input has {expected[1]}: a state kept"
             " from the previous batch (a smaller last batch), or built once with the configured"
