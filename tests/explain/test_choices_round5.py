@@ -134,3 +134,19 @@ def test_an_rnn_state_of_another_batch_under_several_gpus_is_data_parallel_s_spl
 def test_a_quantized_operator_without_a_cpu_kernel_names_the_quantization_step(operator, phrase):
     message = f"RuntimeError: Could not run '{operator}' with arguments from the 'CPU' backend."
     assert phrase in explain(message).fix
+
+
+@pytest.mark.parametrize(
+    ("message", "known"),
+    [
+        ("RuntimeError: input must have 3 dimensions, got 2", None),  # no RNN in the paste
+        ('  File "/x/site-packages/torch/nn/modules/rnn.py", line 175, in check_input\n'
+         "RuntimeError: input must have 3 dimensions, got 2", "rnn-input-rank"),
+        ("AttributeError: 'collections.OrderedDict' object has no attribute 'my_field'", None),
+        ("AttributeError: 'collections.OrderedDict' object has no attribute 'eval'", "state-dict-as-model"),
+        ("RuntimeError: Couldn't find appropriate backend to handle uri... Error", "audio-no-backend"),
+    ],
+)
+def test_after_the_measurement_the_new_readings_answer_only_what_the_paste_bears_out(message, known):
+    got = explain(message)
+    assert (got.id if got else None) == known

@@ -217,6 +217,13 @@ def user_frame(text: str, before: int | None = None) -> Frame | None:
     return own[-1] if own else None
 
 
+def at_user_line(text: str, before: int | None = None) -> str:
+    """`` at file:line in f (source)`` for the user's frame before ``before``, else ``""``: the
+    place an answer quotes when the user's own line is the one that handed the value over."""
+    frame = user_frame(text, before)
+    return f" at {frame.place} ({frame.source})" if frame else ""
+
+
 def last_frame(text: str, before: int | None = None) -> Frame | None:
     """The last frame that starts before ``before``, wherever its file is."""
     candidates = [frame for start, frame in frames(text) if before is None or start < before]

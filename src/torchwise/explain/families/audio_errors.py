@@ -13,7 +13,7 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
 
 def _no_backend(match: re.Match[str], text: str) -> Explanation:
-    uri = match.group(1).strip()
+    uri = (match.group(1) or "the file").strip()
     extension = uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
     needs = (
         "FFmpeg's shared libraries (mp3, m4a, aac and most compressed formats are read through"
@@ -43,7 +43,8 @@ def _no_backend(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "audio-no-backend",
-        r"Couldn't find appropriate backend to handle uri (\S+?)(?: and format \w+)?\.?(?:\s|$)",
+        # the uri is often elided in a paste ("handle uri... Error")
+        r"Couldn't find appropriate backend to handle uri(?: (\S+?)(?: and format \w+)?\.?(?=\s|$)|\.\.\.)",
         _no_backend,
     ),
 ]

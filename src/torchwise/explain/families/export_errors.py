@@ -34,11 +34,32 @@ def _unregistered_tensor(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _ort_providers(match: re.Match[str], text: str) -> Explanation:
+    providers = match.group(1)
+    return answer(
+        title="onnxruntime needs the providers argument (ORT 1.9 and later)",
+        meaning=(
+            f"This onnxruntime build has several execution providers ({providers}); since 1.9 an"
+            " InferenceSession must be told which to use."
+        ),
+        cause="The code creates onnxruntime.InferenceSession(path) without providers=, as older onnxruntime allowed.",
+        fix=(
+            "Pass them explicitly: onnxruntime.InferenceSession(path, providers=['CUDAExecutionProvider',"
+            " 'CPUExecutionProvider']) (the list the message names, in order of preference)."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "export-unregistered-tensor",
         r"Cannot export model which references tensors that are neither buffers/parameters/constants"
         r"\s+nor are direct inputs",
         _unregistered_tensor,
+    ),
+    known(
+        "onnxruntime-providers",
+        r"This ORT build has (\[[^\]]*\]) enabled\. Since ORT 1\.9, you are required to explicitly set"
+        r" the providers parameter",
+        _ort_providers,
     ),
 ]

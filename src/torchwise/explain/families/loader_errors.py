@@ -78,6 +78,26 @@ def _main_attribute(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _cuda_in_fork(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA was used in a process started with fork after the parent had initialised it",
+        meaning=(
+            "A CUDA context cannot be carried into a forked child; fork is the default start method"
+            " on Linux, for DataLoader workers and multiprocessing alike."
+        ),
+        cause=(
+            "Code that runs in a worker process uses the GPU: a Dataset's __getitem__ or"
+            " collate_fn that moves tensors to CUDA or runs a CUDA op (a CUDA point-cloud voxeliser,"
+            " a model call), or a multiprocessing.Pool task, after the main process touched CUDA."
+        ),
+        fix=(
+            "Keep the workers on the CPU (return CPU tensors, move the batch to the GPU in the"
+            " training loop; use the library's CPU version of the op), or start the workers with"
+            " spawn: DataLoader(..., multiprocessing_context='spawn') /"
+            " torch.multiprocessing.set_start_method('spawn')."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "main-class-not-found",
@@ -85,4 +105,5 @@ KNOWN: list[KnownError] = [
         _main_attribute,
         when=_worker_or_load,
     ),
+    known("cuda-in-forked-process", r"Cannot re-initialize CUDA in forked subprocess", _cuda_in_fork),
 ]

@@ -41,11 +41,45 @@ def _string_logged(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _not_one_number(match: re.Match[str], text: str) -> Explanation:
+    call = _logging_call(text)
+    return answer(
+        title="TensorBoard got an array of several numbers to log as one scalar",
+        meaning=f"{call} logs one number per tag and step; a value it got has more than one element.",
+        cause=(
+            f"A value given to {call} is an array or tensor of several numbers (a per-class"
+            " accuracy, a per-batch list, a metric computed without its mean), not one number."
+        ),
+        fix=(
+            "Log one number: value.mean() (or .item() of a 0-d tensor), or one tag per element"
+            " (add_scalars with {f'class_{i}': v for i, v in enumerate(values)})."
+        ),
+    )
+
+
+def _old_writer(match: re.Match[str], text: str) -> Explanation:
+    method = match.group(1)
+    return answer(
+        title=f"This SummaryWriter has no {method}: the installed tensorboardX is older",
+        meaning=f"The code calls writer.{method}(), which the installed SummaryWriter does not define.",
+        cause=f"The installed tensorboardX predates {method} (the code was written for a newer release).",
+        fix=(
+            "Upgrade tensorboardX (pip install -U tensorboardX), or use torch's own writer: from"
+            " torch.utils.tensorboard import SummaryWriter."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "tensorboard-string-value",
         r"NameError: name 'workspace' is not defined",
         _string_logged,
         when=lambda match, text: bool(re.search(r"FetchBlob|add_scalar|tensorboard", text)),
+    ),
+    known("tensorboard-not-one-number", r"scalar should be 0D", _not_one_number),
+    known(
+        "tensorboard-method-missing",
+        r"'SummaryWriter' object has no attribute '(add_\w+)'",
+        _old_writer,
     ),
 ]

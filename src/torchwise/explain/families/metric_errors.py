@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, shape
-from torchwise.explain.paste import last_frame, user_frame
+from torchwise.explain.paste import at_user_line, last_frame
 
 
 def _bincount_view(match: re.Match[str], text: str) -> bool:
@@ -49,8 +49,7 @@ def _confusion_matrix(match: re.Match[str], text: str) -> Explanation:
 
 def _logged_non_number(match: re.Match[str], text: str) -> Explanation:
     kind = match.group(1)
-    frame = user_frame(text, match.start())
-    at = f" at {frame.place} ({frame.source})" if frame else ""
+    at = at_user_line(text, match.start())
     if kind == "NoneType":
         cause = (
             "One of the values logged is None: a metric this configuration never computes (left"

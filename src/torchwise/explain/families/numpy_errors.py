@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import user_frame
+from torchwise.explain.paste import at_user_line, user_frame
 
 
 def _object_array(match: re.Match[str], text: str) -> Explanation:
@@ -37,10 +37,42 @@ def _object_array(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _from_numpy_tensor(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="torch.from_numpy was given a tensor, not a NumPy array",
+        meaning="torch.from_numpy takes a NumPy array only; the value is already a torch.Tensor.",
+        cause=(
+            "The data is a tensor at this point (the loader or a transform already converted it, or"
+            " this version of the code returns tensors), and the line was written for NumPy input."
+        ),
+        fix=(
+            "Use the tensor directly (x.to(device), x.float()), or torch.as_tensor(x), which takes"
+            " both; call .numpy() first only if NumPy is really needed."
+        ),
+    )
+
+
+def _numpy_over_tensors(match: re.Match[str], text: str) -> Explanation:
+    at = at_user_line(text, match.start())
+    return answer(
+        title="A NumPy reduction was given torch tensors",
+        meaning=(
+            "NumPy reduced a list that holds torch tensors; it read the tensors' dtype (a"
+            " torch.dtype), which has no NumPy .type, so the reduction failed."
+        ),
+        cause=f"The values collected for NumPy (logged losses or metrics) are tensors, not numbers{at}.",
+        fix=(
+            "Store numbers: append loss.item() (or float(x)); or convert before NumPy:"
+            " np.mean([x.item() for x in values]) / torch.stack(values).mean().item()."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "numpy-object-array",
         r"can't convert np\.ndarray of type numpy\.object_?",
         _object_array,
     ),
+    known("from-numpy-tensor", r"expected np\.ndarray \(got Tensor\)", _from_numpy_tensor),
+    known("numpy-over-tensors", r"'torch\.dtype' object has no attribute 'type'", _numpy_over_tensors),
 ]

@@ -106,10 +106,37 @@ def _hidden_size(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _rnn_in_paste(match: re.Match[str], text: str) -> bool:
+    """The same words come from other checks; the paste must show an RNN (a frame in rnn.py, or
+    an lstm/gru/rnn call)."""
+    return bool(re.search(r"rnn\.py|lstm|gru\b|\brnn\b|check_input", text, re.IGNORECASE))
+
+
+def _input_rank(match: re.Match[str], text: str) -> Explanation:
+    wanted, got = match.group(1), match.group(2)
+    return answer(
+        title=f"The RNN's input has {got} dimensions, it needs {wanted}",
+        meaning=(
+            f"An RNN/GRU/LSTM (in this torch) takes a {wanted}-D input: (seq, batch, feature), or"
+            " (batch, seq, feature) with batch_first=True."
+        ),
+        cause=(
+            "The input lacks an axis: a batch of feature vectors (batch, feature) without a"
+            " sequence axis, or one sequence without its batch axis; torch before 1.11 takes no"
+            " unbatched input."
+        ),
+        fix=(
+            "Add the missing axis: x.unsqueeze(1) for a sequence of length 1 with batch_first=True"
+            " (x.unsqueeze(0) without batch_first), or x.unsqueeze(0) for a single sequence; print"
+            " x.shape before the call."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "rnn-hidden-size",
         r"Expected hidden(?:\[(\d)\])? size \(([\d, ]+)\), got [\[(]([\d, ]+)[\])]",
         _hidden_size,
     ),
+    known("rnn-input-rank", r"input must have (\d) dimensions, got (\d)", _input_rank, when=_rnn_in_paste),
 ]

@@ -130,6 +130,37 @@ def _no_inf_checks(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _step_twice(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="GradScaler.step() ran twice for one optimizer without an update() between",
+        meaning=(
+            "step(optimizer) unscales that optimizer's gradients and records it; the next step on"
+            " the same optimizer must come after scaler.update()."
+        ),
+        cause=(
+            "scaler.update() is missing after scaler.step(optimizer) (or runs less often than"
+            " step), or the same optimizer is stepped twice in one iteration (two losses each"
+            " calling scaler.step, or one optimizer object used for two models)."
+        ),
+        fix=f"Call {ORDER}; with several losses, backward each and step each optimizer once.",
+    )
+
+
+def _autocast_device(match: re.Match[str], text: str) -> Explanation:
+    device = match.group(1)
+    return answer(
+        title=f"This torch has no autocast for device_type '{device}'",
+        meaning=f"torch.autocast(device_type='{device}') is not supported by the installed torch.",
+        cause=(
+            f"The code (or a library) wraps the forward in torch.autocast with the model's device"
+            f" type, and autocast for '{device}' came in a later torch ('mps' in 2.5 and later)."
+        ),
+        fix=(
+            f"Skip autocast on that device (enabled=False when device.type == '{device}'), or"
+            " upgrade torch to a release with it, or run on CPU/CUDA."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "scaler-unscale-twice",
@@ -142,4 +173,10 @@ KNOWN: list[KnownError] = [
         r"No inf checks were recorded (for this optimizer)?(?:prior to update)?",
         _no_inf_checks,
     ),
+    known(
+        "scaler-step-twice",
+        r"step\(\) has already been called since the last update\(\)",
+        _step_twice,
+    ),
+    known("autocast-device-unsupported", r"unsupported autocast device_type '(\w+)'", _autocast_device),
 ]

@@ -206,6 +206,50 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _old_unexpected_key(match: re.Match[str], text: str) -> Explanation:
+    key = match.group(1)
+    prefixed = key.startswith("module.")
+    return answer(
+        title=f"The checkpoint has a key the model lacks: {key} (torch 0.3's wording)",
+        meaning=(
+            "load_state_dict (torch before 0.4) stops at the first key of the checkpoint that the"
+            " model has no parameter for."
+        ),
+        cause=(
+            "The checkpoint was saved from a DataParallel/DistributedDataParallel wrapper, which adds"
+            " 'module.' to every key" if prefixed else
+            "The checkpoint was saved by another version of the model's code (layers renamed, added"
+            " or removed)"
+        ) + ".",
+        fix=(
+            'Strip the prefix before loading: state = {k.replace("module.", "", 1): v for k, v in'
+            " state.items()}, or load into model.module; or use the checkpoint released for this code."
+            if prefixed else
+            "Load it with the model code that saved it, or the checkpoint released for this code."
+        ),
+    )
+
+
+def _dict_as_model(match: re.Match[str], text: str) -> Explanation:
+    attribute = match.group(1)
+    return answer(
+        title=f"A state_dict was used as a model (OrderedDict has no .{attribute})",
+        meaning=(
+            "torch.load returned an OrderedDict of tensors (a state_dict: the weights only), and"
+            f" the code calls .{attribute}() on it as if it were the model object."
+        ),
+        cause=(
+            "The file holds model.state_dict() (official weights are usually saved that way), while"
+            " the script expects a whole pickled model (torch.save(model)); or it holds a checkpoint"
+            " dict whose weights sit under a key."
+        ),
+        fix=(
+            "Build the model from its class or config, then load the weights into it: model ="
+            " TheModel(...); model.load_state_dict(torch.load(path, map_location='cpu')) (or"
+            " checkpoint['model'] / ['state_dict']), and call .to()/.eval() on that model."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "state-dict-mismatch",
@@ -214,5 +258,16 @@ KNOWN: list[KnownError] = [
         r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted alone
         _state_dict,
         re.MULTILINE,
+    ),
+    known(
+        "state-dict-mismatch",
+        r"unexpected key \"([\w.]+)\" in state_dict",  # torch 0.3 raised a KeyError
+        _old_unexpected_key,
+    ),
+    known(
+        "state-dict-as-model",
+        r"'collections\.OrderedDict' object has no attribute '(to|eval|cuda|cpu|train|forward|"
+        r"parameters|modules|named_parameters|half|float|fuse|predict)'",
+        _dict_as_model,
     ),
 ]

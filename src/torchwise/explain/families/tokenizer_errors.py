@@ -44,11 +44,31 @@ def _tokenizer_none(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _convert_needs_sentencepiece(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The fast tokenizer cannot be built: sentencepiece is not installed",
+        meaning=(
+            "The model ships only a slow SentencePiece tokenizer; transformers converts it to a"
+            " fast one when loading, and the conversion needs the sentencepiece package."
+        ),
+        cause="sentencepiece is not installed in this environment (transformers 4 no longer installs it).",
+        fix=(
+            "pip install sentencepiece (and protobuf), then restart the runtime; or load the slow"
+            " tokenizer: AutoTokenizer.from_pretrained(name, use_fast=False)."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "tokenizer-class-none",
         r"'NoneType' object has no attribute '(__name__)'",
         _tokenizer_none,
         when=_about_tokenizers,
+    ),
+    known(
+        "tokenizer-needs-sentencepiece",
+        r"Couldn't instantiate the backend tokenizer from one of:[^\n]*You need to have sentencepiece"
+        r" installed",
+        _convert_needs_sentencepiece,
     ),
 ]
