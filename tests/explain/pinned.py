@@ -40,3 +40,21 @@ def pinned_tests(texts: dict[int, str], pinned: dict[int, tuple[str, list[str]]]
         assert sorted([*pinned, *not_known]) == sorted(texts)
 
     return answered_with_its_cause, stays_unknown, pinned_whole
+
+
+def share_tests(folder: str, pinned: dict[int, tuple[str, list[str]]], positions: slice):
+    """The tests of one helper's share of a working half (round 5 split a half by position):
+    the share is exactly the rows at ``positions`` and each is answered with its entry and phrases."""
+    texts = working_texts(folder)
+
+    def the_share_is_its_positions() -> None:
+        rows = yaml.safe_load((Path(__file__).parent / folder / "texts.yaml").read_text())
+        assert sorted(pinned) == sorted(row["number"] for row in rows[positions])
+
+    @pytest.mark.parametrize("number", sorted(pinned))
+    def answered_with_its_cause(number: int) -> None:
+        error_id, phrases = pinned[number]
+        text = answer_text(texts[number], error_id)
+        assert all(phrase in text for phrase in phrases), (number, [p for p in phrases if p not in text])
+
+    return the_share_is_its_positions, answered_with_its_cause

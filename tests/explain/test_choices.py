@@ -4,6 +4,7 @@ point to, and a message's own suggestion that is the wrong fix."""
 from __future__ import annotations
 
 from torchwise.explain.lookup import explain
+from torchwise.explain.paste import Paste
 
 RECOMPILE_WARNINGS = (
     "W1130 10:02:11.000000 4242 torch/_dynamo/convert_frame.py:844] [0/8] torch._dynamo hit"
@@ -157,20 +158,24 @@ def test_rgba_against_rgb_normalisation_is_named_from_4_and_3():
     assert "RGBA" not in other and "odd image" in other
 
 
-def test_a_torchrun_summary_points_at_the_ranks_own_error():
-    # github.com/yangjianxin1/Firefly/issues/32: the rank's exception sits above the summary
+def test_a_torchrun_summary_is_not_the_answer_when_the_ranks_own_error_is_in_the_paste():
+    # github.com/yangjianxin1/Firefly/issues/32: the rank's exception sits above the summary;
+    # "read that rank's traceback" tells the reader nothing the paste does not (round 5: a
+    # catch-all that another line of the paste contradicts says it does not know instead)
     log = (
-        "Exception: expected value at line 1 column 1\n"
+        "[rank0]: Exception: expected value at line 1 column 1\n"
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0"
         " (pid: 24024) of binary: /opt/conda/bin/python\n"
         "Traceback (most recent call last):\n"
         '  File "/opt/conda/bin/torchrun", line 33, in <module>\n'
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
     )
-    explanation = explain(log)
-    assert explanation.id == "child-failed"
+    assert explain(log) is None
+    assert Paste(log).error_line() == "[rank0]: Exception: expected value at line 1 column 1"
+    alone = log.split("\n", 1)[1]  # the summary alone still points at the rank
+    explanation = explain(alone)
+    assert explanation is not None and explanation.id == "child-failed"
     assert "local rank 0 exited with code 1" in explanation.title
-    assert "printed above the summary: Exception: expected value at line 1 column 1" in explanation.meaning
 
 
 def test_a_known_error_in_a_rank_beats_the_torchrun_summary_after_it():

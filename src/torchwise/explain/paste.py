@@ -40,7 +40,7 @@ IPYTHON_SOURCE = re.compile(r"^\s*(?:-+>\s*)?\d+\s")  # "---> 12 model(x)", "   
 # The line a Python exception is printed on: "RuntimeError: ...", "torch._dynamo.exc.X: ...",
 # "KeyError: 'x'", markdown's "**RuntimeError: ...**", and c10's "what():  ...".
 EXCEPTION = re.compile(
-    r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*"
+    r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?"  # a bare "Exception: ..." too
     r"(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b(?:\[[^\]]*\])?:(?:\s|$)"
     r"|^\s*what\(\):\s"
 )
@@ -53,6 +53,10 @@ SUGGESTION = re.compile(
     r"You can suppress|Set TORCH_LOGS|For more information, run with|"
     r"Please (?:select|try|check|consider)|You may (?:want|need) to)\b"
 )
+
+
+# What a launcher prints when a worker process failed: a summary, not the worker's error.
+LAUNCHER_SUMMARY = re.compile(r"ChildFailedError|ProcessRaisedException|failed \(exitcode")
 
 
 @dataclass
@@ -91,9 +95,13 @@ class Paste:
 
     def error_line(self) -> str:
         """The line a reader would call the error: the exception that ends the last traceback,
-        else the last exception-shaped line, else the last line that is not a frame."""
+        else the last exception-shaped line, else the last line that is not a frame. A
+        launcher's summary that a worker failed (torchrun's ChildFailedError) is not the error
+        when the worker's own exception is in the paste."""
         lines = self.text.split("\n")
         errors = [n for n, kind in enumerate(self.kinds) if kind == "error"]
+        own = [n for n in errors if not LAUNCHER_SUMMARY.search(lines[n])]
+        errors = own or errors
         if errors:
             return lines[errors[-1]].strip()
         rest = [n for n, kind in enumerate(self.kinds) if kind == "other" and lines[n].strip()]
@@ -131,10 +139,15 @@ FRAME_HEADER = re.compile(
     re.VERBOSE,
 )
 IPYTHON_ARROW = re.compile(r"^\s*-+>\s*(\d+)\s(.*)$")
-# Where installed code lives: site-packages, the standard library, compiled modules.
+# Where installed code lives: site-packages, the standard library, compiled modules; a path
+# that a paste shortened to the package ("transformers/models/auto/x.py"); and a hub model's own
+# code that transformers downloaded (trust_remote_code), which is not the user's code either.
 LIBRARY = re.compile(
     r"site-packages|dist-packages|[\\/]lib[\\/]python\d|[Pp]ython\d+[\\/][Ll]ib[\\/]|<frozen|\.pyx$"
     r"|^<(?:string|stdin|__array_function__)|[\\/]bin[\\/][\w-]+$"  # and console scripts (bin/accelerate)
+    r"|^(?:torch|torchvision|torchaudio|transformers|accelerate|datasets|diffusers|peft|deepspeed|"
+    r"lightning|pytorch_lightning|timm|numpy|huggingface_hub|tokenizers)[\\/]"
+    r"|transformers_modules[\\/]|[\\/]\.cache[\\/]huggingface[\\/]"
 )
 
 
@@ -204,6 +217,13 @@ def user_frame(text: str, before: int | None = None) -> Frame | None:
     return own[-1] if own else None
 
 
+def at_user_line(text: str, before: int | None = None) -> str:
+    """`` at file:line in f (source)`` for the user's frame before ``before``, else ``""``: the
+    place an answer quotes when the user's own line is the one that handed the value over."""
+    frame = user_frame(text, before)
+    return f" at {frame.place} ({frame.source})" if frame else ""
+
+
 def last_frame(text: str, before: int | None = None) -> Frame | None:
     """The last frame that starts before ``before``, wherever its file is."""
     candidates = [frame for start, frame in frames(text) if before is None or start < before]
@@ -236,3 +256,42 @@ cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd
             out.append(lines[number])
             number += 1
     return "\n".join(out) if joined else None
+
+
+# What a person calls running a model without training it: in a frame's function name
+# (evaluate, validation_step, predict) or in their own words around the paste ("while testing");
+# and what they call training, which outweighs it (a validation loop inside trainer.fit is
+# evaluation only where its frame is the deeper one).
+EVALUATION_FUNCTION = re.compile(
+    r"^(?:_?(?:eval\w*|valid\w*|val_\w+|test\w*|predict\w*|infer\w*|inference\w*|\w+_(?:eval|evaluate|"
+    r"validation|validate|test|predict|inference)(?:_\w+)?))$",
+    re.IGNORECASE,
+)
+TRAINING_FUNCTION = re.compile(r"^(?:_?(?:train\w*|fit\w*|\w+_(?:train|training|fit)(?:_\w+)?))$", re.IGNORECASE)
+EVALUATION_WORDS = re.compile(
+    r"\b(?:testing|test (?:set|time|phase|stage)|evaluat(?:e|ion|ing)|validat(?:ion|ing)|inference|"
+    r"predict(?:ion|ions|ing)?|eval\(\)|eval mode)\b",
+    re.IGNORECASE,
+)
+TRAINING_WORDS = re.compile(r"\btrain(?:ing|s|ed)?\b", re.IGNORECASE)
+
+
+def evaluation_context(text: str) -> str | None:
+    """Where the paste says the error happened while evaluating, not training: the frame or the
+    words that say so (``evaluate`` from a frame ``in evaluate``, or "testing" from the user's
+    sentence); None when a frame runs backward or the optimizer, when the innermost frame named
+    for either is a training one, or when the user's words also speak of training."""
+    found = frames(text)
+    if any(re.search(r"\bbackward\b|\.step\(|training_step", f.source + " " + f.function) for _, f in found):
+        return None
+    for _, frame in reversed(found):
+        if EVALUATION_FUNCTION.match(frame.function):
+            return f"in {frame.function}"
+        if TRAINING_FUNCTION.match(frame.function):
+            return None
+    paste = Paste(text)
+    said = [line for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True) if kind == "other"]
+    if any(TRAINING_WORDS.search(line) for line in said):
+        return None
+    words = next((found for line in said if (found := EVALUATION_WORDS.search(line))), None)
+    return f'"{words.group(0)}"' if words else None

@@ -11,6 +11,7 @@ method that was never implemented.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.paste import Frame, frames, last_frame, user_frame
@@ -119,6 +120,22 @@ def _library_of(text: str, before: int) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class InternalCall:
+    library: str
+    place: str
+
+
+def _internal_call(text: str, before: int, argument: str) -> InternalCall | None:
+    """The library whose own code passed ``argument=`` when the last frame before the message is
+    an installed package's line that passes it (no user code between the call and the error)."""
+    frame = last_frame(text, before)
+    if frame is None or not frame.in_library or not re.search(rf"\b{argument}\s*=", frame.source):
+        return None
+    library = _library_of(text, before)
+    return InternalCall(library, frame.place) if library else None
+
+
 def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
     owner, function, argument = match.group(1), match.group(2), match.group(3)
     what = f"{owner}.{function}" if owner and function != "__init__" else (owner or function)
@@ -135,6 +152,18 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
             f"Pass only the keys forward declares (print(inspect.signature(model.forward))): drop"
             f" '{argument}' from the batch, or use the model class that takes it (a"
             f" ...ForSequenceClassification head for labels)."
+        )
+    elif internal := _internal_call(text, match.start(), argument):
+        cause = (
+            f"The call that passed {argument}= is inside the installed {internal.library} itself"
+            f" ({internal.place}), not in your code: that release calls a part of itself, or a"
+            f" package it depends on, that does not take the argument: a bug of that release, or"
+            f" {internal.library} upgraded without the packages it needs (or the other way round)."
+        )
+        fix = (
+            f"Upgrade {internal.library} (pip install -U {internal.library}; its fix is in a later"
+            f" release), or install the versions of {internal.library} and its dependencies that"
+            f" were released together (its requirements)."
         )
     elif lightning:
         cause = (

@@ -98,6 +98,25 @@ def _capturable(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _no_version_record(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="The checkpoint's archive has no 'version' record",
+        meaning=(
+            "torch.save's zip format keeps a 'version' record inside the archive; torch.load found"
+            " a zip file without it."
+        ),
+        cause=(
+            "The file is a zip archive but not a complete torch.save archive: an interrupted or"
+            " corrupted download (compare the size with the source), a file repacked by another"
+            " tool, or one written by a torch whose format this torch does not read."
+        ),
+        fix=(
+            "Download it again and check its size or checksum; if it is complete, load it with the"
+            " torch version it was saved with (the project's environment file) and save its"
+            " state_dict again."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "save-cannot-open",
@@ -120,4 +139,5 @@ KNOWN: list[KnownError] = [
         r"If capturable=True, params and state_steps must be (?:on supported devices|CUDA tensors)",
         _capturable,
     ),
+    known("checkpoint-no-version", r"Expected hasRecord\(\"version\"\) to be true", _no_version_record),
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.paste import PREFIX
 
 
 def _no_process_group(match: re.Match[str], text: str) -> Explanation:
@@ -121,13 +122,26 @@ EXIT_CODES = {
 }
 
 
+def _rank_error(text: str) -> str | None:
+    """The exception line a rank printed above torchrun's summary (behind its "[rank0]:")."""
+    summary = text.find("failed (exitcode") if "failed (exitcode" in text else text.find("ChildFailedError")
+    before = [PREFIX.sub("", line).strip() for line in text[: max(summary, 0)].splitlines()]
+    return next((line for line in reversed(before) if re.match(r"[\w.]*(?:Error|Exception)\b.*:", line)), None)
+
+
+def _no_rank_error(match: re.Match[str], text: str) -> bool:
+    """The summary is the answer only where the rank's own error is not in the paste (or the
+    exit code itself names the cause): an exception of the rank that no entry knows is a
+    cause explain cannot tell, not "read the traceback" of an error the reader already has."""
+    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
+    return code in EXIT_CODES or _rank_error(text) is None
+
+
 def _child_failed(match: re.Match[str], text: str) -> Explanation:
     code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
     rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)")
     who = f"local rank {rank}" if rank else "a worker"
-    summary = text.find("failed (exitcode") if "failed (exitcode" in text else text.find("ChildFailedError")
-    before = [line.strip() for line in text[: max(summary, 0)].splitlines()]
-    own = next((line for line in reversed(before) if re.match(r"[\w.]*(?:Error|Exception)\b.*:", line)), None)
+    own = _rank_error(text)
     if code in EXIT_CODES:
         cause, fix = EXIT_CODES[code]
         cause = f"The process {cause}."
@@ -336,6 +350,7 @@ KNOWN: list[KnownError] = [
         r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank:",
         _child_failed,
         generic=True,
+        when=_no_rank_error,
     ),
     known(
         "port-in-use",

@@ -31,6 +31,31 @@ def _no_kernel(match: re.Match[str], text: str) -> Explanation:
             " turn the scaler off on the CPU: scaler = torch.cuda.amp.GradScaler(enabled="
             "torch.cuda.is_available()) (newer torch: torch.amp.GradScaler('cpu') for CPU AMP)."
         )
+    elif operator.startswith("quantized::") and backend == "CPU" and "prepack" in operator:
+        # the CPU's quantized kernels come from a quantized engine (fbgemm, qnnpack, onednn)
+        cause = (
+            f"{operator} packs weights for a quantized engine, and this torch has none that runs"
+            " here: the engine selected is not built into this torch for this CPU (an ARM or"
+            " Apple-silicon machine needs 'qnnpack'), or convert() ran on a model that was not"
+            " moved to the CPU in eval mode first."
+        )
+        fix = (
+            "Call model.cpu().eval() before torch.quantization.convert, and pick an engine this"
+            " torch has: print(torch.backends.quantized.supported_engines), then"
+            " torch.backends.quantized.engine = 'qnnpack' (ARM) or 'fbgemm' (x86) before prepare."
+        )
+    elif operator.startswith("quantized::") and backend == "CPU":
+        cause = (
+            f"A float (not quantized) CPU tensor reached {operator}: the model's input is never"
+            " quantized (no QuantStub at the start of forward, or it is not called), or a float"
+            " tensor meets a quantized layer in the middle (a DeQuantStub/QuantStub pair missing"
+            " around a float op)."
+        )
+        fix = (
+            "Quantize the input where the quantized part starts: self.quant = QuantStub() in"
+            " __init__ and x = self.quant(x) first in forward, self.dequant = DeQuantStub() before"
+            " the output (and around float-only ops), then prepare and convert again."
+        )
     elif cuda_only:
         cause = (
             f"{operator} exists only for CUDA tensors (the message lists the backends it has),"

@@ -148,6 +148,25 @@ def _shared_library(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _bitsandbytes_setup(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="bitsandbytes could not load its CUDA library",
+        meaning=(
+            "bitsandbytes ships one binary per CUDA version and looks for the CUDA runtime"
+            " (libcudart) at import; it found a GPU but no binary or runtime that fits."
+        ),
+        cause=(
+            "The installed bitsandbytes has no build for this CUDA runtime (an old release, or a"
+            " CUDA newer than it knows), or libcudart is not on LD_LIBRARY_PATH (a conda CUDA, a"
+            " container), or the machine is not Linux (old releases are Linux only)."
+        ),
+        fix=(
+            "Run python -m bitsandbytes to see what it found; pip install -U bitsandbytes (a build"
+            " for the installed CUDA), or add the CUDA lib folder to LD_LIBRARY_PATH (e.g."
+            " $CONDA_PREFIX/lib); BNB_CUDA_VERSION=<version> selects a binary explicitly."
+        ),
+    )
+
 KNOWN: list[KnownError] = [
     known(
         "windows-dll",
@@ -159,5 +178,10 @@ KNOWN: list[KnownError] = [
         "shared-library-missing",
         r"(lib[\w.+-]*?\.so(?:\.[\d.]+)?): cannot open shared object file",
         _shared_library,
+    ),
+    known(
+        "bitsandbytes-cuda-setup",
+        r"CUDA Setup failed despite GPU being available",
+        _bitsandbytes_setup,
     ),
 ]

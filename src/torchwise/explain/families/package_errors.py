@@ -1,6 +1,6 @@
-"""Known errors of installing and building: pip finding no torch for this Python, a CUDA
-extension built with another CUDA toolkit than torch's, a compiled module built for another
-Python, Windows refusing a DLL of the wrong architecture.
+"""Known errors of installing and building: pip finding no torch for this Python (or only the
+old PyPI placeholder), a CUDA extension built with another CUDA toolkit than torch's, a compiled
+module built for another Python, Windows refusing a DLL of the wrong architecture.
 
 The message names what pip or the loader looked for; the lines around it (the index pip
 searched, the versions it saw) decide which of the usual causes it is.
@@ -120,7 +120,38 @@ def _not_valid_application(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _pypi_placeholder(match: re.Match[str], text: str) -> Explanation:
+    python = re.search(r"python ?(2\.7|3\.\d+)|py(2\d|3\d+)|cp(\d)(\d+)", text, re.IGNORECASE)
+    seen = ""
+    if python:
+        version = python.group(1) or python.group(2) or f"{python.group(3)}.{python.group(4)}"
+        seen = f" (the paste shows Python {version})"
+    return answer(
+        title="pip installed the old 'torch' placeholder from PyPI (0.1.2), not PyTorch",
+        meaning=(
+            "The 'torch' 0.1.2 package on PyPI is a placeholder from before PyTorch published"
+            " wheels there: its setup.py only raises this message. pip falls back to it when no"
+            " real torch wheel fits the interpreter."
+        ),
+        cause=(
+            "No torch wheel exists for this interpreter or platform" + seen + ": Python 2.7, a"
+            " 32-bit Python, a Python version newer or older than the torch releases support, or"
+            " an unsupported platform, so pip picked the placeholder's source package."
+        ),
+        fix=(
+            "Use a 64-bit Python 3 of a version torch supports (python -c \"import sys, struct;"
+            " print(sys.version, struct.calcsize('P') * 8)\"), then run the install command"
+            " pytorch.org/get-started gives for it (pip install torch, with its --index-url)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "pypi-placeholder",
+        r"PyTorch does not currently provide packages for PyPI",
+        _pypi_placeholder,
+    ),
     known(
         "no-matching-distribution",
         r"Could not find a version that satisfies the requirement ((?:torch|torchvision|torchaudio)\S*)"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
-from torchwise.explain.paste import user_frame
+from torchwise.explain.paste import evaluation_context, user_frame
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -35,6 +35,27 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
         "torch.cuda.empty_cache() does not free live tensors; it only returns cached blocks"
         " to the driver",
     ]
+    cause = (
+        "The batch (and the activations kept for backward) is too large for this GPU, or"
+        " memory is held by tensors kept from earlier steps, or another process uses the"
+        " GPU (see nvidia-smi)."
+    )
+    evaluating = evaluation_context(text)
+    if evaluating:
+        # evaluation keeps no activations when autograd is off; with it on, every forward's
+        # graph stays alive as long as its outputs do
+        cause = (
+            f"This ran while evaluating ({evaluating}), where nothing needs gradients: without"
+            " torch.no_grad() every forward still records its graph and keeps the activations,"
+            " and outputs kept for the metrics (on the GPU) hold those graphs alive, so memory"
+            " grows over the evaluation. Otherwise the evaluation batch or input size is larger"
+            " than in training."
+        )
+        checklist.insert(
+            0,
+            "run evaluation under torch.no_grad() (or torch.inference_mode()) with model.eval(),"
+            " and move what you keep for the metrics to the CPU: preds.append(out.argmax(1).cpu())",
+        )
     if unallocated:
         checklist.append(
             f"{unallocated} is reserved but unallocated (fragmentation): set"
@@ -43,11 +64,7 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title=f"GPU {gpu} ran out of memory: {facts}",
         meaning="An allocation did not fit in what is left of the GPU's memory.",
-        cause=(
-            "The batch (and the activations kept for backward) is too large for this GPU, or"
-            " memory is held by tensors kept from earlier steps, or another process uses the"
-            " GPU (see nvidia-smi)."
-        ),
+        cause=cause,
         fix="\n".join(f"{number}. {step}" for number, step in enumerate(checklist, 1)),
     )
 

@@ -7,6 +7,7 @@ never imported here.
 
 from __future__ import annotations
 
+import pickletools
 import re
 
 from torchwise.env.compat import (
@@ -189,6 +190,11 @@ def _cuda_checkpoint_on_cpu(match: re.Match[str], text: str) -> Explanation:
 
 
 def _weights_only(match: re.Match[str], text: str) -> Explanation:
+    operand = re.search(r"WeightsUnpickler error: Unsupported operand (\d+)", text)
+    # the first byte, read as a pickle opcode; a byte that is no opcode at all says the file is
+    # not a pickle (an opcode the weights-only unpickler lacks is a real pickle it refuses)
+    if operand and int(operand.group(1)) <= 0xFF and chr(int(operand.group(1))) not in pickletools.code2op:
+        return _not_a_pickle(chr(int(operand.group(1))))
     found = re.search(r"Unsupported global: GLOBAL ([\w.]+)", text)
     name = found.group(1) if found else None
     what = f" {name}" if name else " a Python object"
@@ -251,7 +257,12 @@ LOAD_KEYS = {
 
 
 def _invalid_load_key(match: re.Match[str], text: str) -> Explanation:
-    key = match.group(1)
+    return _not_a_pickle(match.group(1))
+
+
+def _not_a_pickle(key: str) -> Explanation:
+    """A file whose first byte is no pickle opcode torch writes: ``invalid load key`` (the
+    full unpickler) and weights_only's ``Unsupported operand`` (the byte as a number) alike."""
     cause, fix = LOAD_KEYS.get(
         key,
         (

@@ -295,7 +295,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "conv-channels",
-        r"weight of size \[([\d, ]+)\], expected input\[([\d, ]+)\] to have (\d+) channels,"
+        # torch < 1.5 printed the weight's sizes without brackets: "weight of size 64 3 3 3"
+        r"weight of size \[?([\d, ]+?)\]?, expected input\[([\d, ]+)\] to have (\d+) channels,"
         r" but got (\d+) channels instead",
         _channels,
     ),

@@ -12,13 +12,56 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, fact,
 
 
 def _keys(label: str, text: str) -> list[str]:
-    line = re.search(rf"{label} key\(s\) in state_dict: (.*)", text)
-    return re.findall(r'"([^"]+)"', line.group(1)) if line else []
+    """The keys the message lists: the last listing that quotes any (a user's own sentence
+    may quote the message first, or with typographic quotes)."""
+    for line in reversed(re.findall(rf"{label} key\(s\) in state_dict: (.*)", text)):
+        keys = re.findall(r'"([^"]+)"', line) or re.findall(r"[\u2018\u201c]([^\u2019\u201d]+)[\u2019\u201d]", line)
+        if keys:
+            return keys
+    return []
 
 
 def _shown(keys: list[str], most: int = 4) -> str:
     more = f" and {len(keys) - most} more" if len(keys) > most else ""
     return ", ".join(keys[:most]) + more
+
+
+# What a training checkpoint holds beside the weights: a dict handed whole to load_state_dict
+# shows these as "unexpected keys" with no dot in them (a weight's key always has one).
+WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network",
+                  "state_dict_ema", "model_ema", "ema", "params", "weights")
+TRAINING_ENTRIES = ("epoch", "optimizer", "optimizer_state_dict", "args", "arch", "iteration",
+                    "step", "global_step", "scheduler", "lr_scheduler", "amp_scaler", "scaler",
+                    "best_acc", "best_acc1", "metric", "config", "version")
+
+
+STRICT_FALSE = (
+    ". model.load_state_dict(state, strict=False) skips missing and unexpected keys (those layers"
+    " keep their initial weights: check the missing_keys and unexpected_keys it returns) but never"
+    " a size mismatch."
+)
+# strict=False on the whole checkpoint would skip every key and load no weight at all
+STRICT_FALSE_IS_EMPTY = ". Do not reach for strict=False here: it would skip every key and load nothing."
+
+
+def _whole_checkpoint(unexpected: list[str]) -> str | None:
+    """The entry holding the weights when ``unexpected`` are a training checkpoint's top-level
+    keys (the checkpoint dict was passed, not its state dict), else None."""
+    if not unexpected or any("." in key for key in unexpected):
+        return None
+    # a key named after the weights: one of the usual names, or "<net>_state_dict" that is not the
+    # optimizer's or the scheduler's
+    weights = [key for key in WEIGHT_ENTRIES if key in unexpected] + [
+        key for key in unexpected
+        if key.endswith("state_dict") and not re.search(r"optim|sched|scaler", key)
+    ]
+    training = [key for key in unexpected if key in TRAINING_ENTRIES or re.search(r"optim|sched", key)]
+    return weights[0] if weights and training else None
+
+
+def _optimizer_state(unexpected: list[str]) -> bool:
+    """The dict passed is an optimizer's state_dict: its two top-level keys."""
+    return {"state", "param_groups"} <= set(unexpected)
 
 
 def _state_dict(match: re.Match[str], text: str) -> Explanation:
@@ -50,6 +93,28 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
     if unexpected:
         facts.append(
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
+        )
+    entry = _whole_checkpoint(unexpected)
+    if _optimizer_state(unexpected):
+        entry = "state"  # like a whole checkpoint, strict=False would load nothing
+        causes.append(
+            "the file holds an optimizer's state (its keys state and param_groups): it was saved"
+            " from optimizer.state_dict(), or the run saved model and optimizer to separate files"
+            " and the optimizer's was picked"
+        )
+        fixes.append(
+            "load the file saved from model.state_dict() (or the checkpoint entry that holds it),"
+            " and pass the optimizer's file to optimizer.load_state_dict"
+        )
+    elif entry:
+        causes.append(
+            "the file is a whole training checkpoint (a dict with the weights under"
+            f" '{entry}' beside the epoch, the optimizer and the run's settings), and that dict"
+            " was passed to load_state_dict instead of the weights inside it"
+        )
+        fixes.append(
+            f"checkpoint = torch.load(path, map_location='cpu');"
+            f" model.load_state_dict(checkpoint['{entry}'])"
         )
     for prefix, source in (
         ("module.", "DataParallel/DistributedDataParallel"),
@@ -137,21 +202,72 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             + "."
         ),
         cause=sentence("; ".join(causes)),
+        fix="; ".join(fixes) + (STRICT_FALSE_IS_EMPTY if entry else STRICT_FALSE),
+    )
+
+
+def _old_unexpected_key(match: re.Match[str], text: str) -> Explanation:
+    key = match.group(1)
+    prefixed = key.startswith("module.")
+    return answer(
+        title=f"The checkpoint has a key the model lacks: {key} (torch 0.3's wording)",
+        meaning=(
+            "load_state_dict (torch before 0.4) stops at the first key of the checkpoint that the"
+            " model has no parameter for."
+        ),
+        cause=(
+            "The checkpoint was saved from a DataParallel/DistributedDataParallel wrapper, which adds"
+            " 'module.' to every key" if prefixed else
+            "The checkpoint was saved by another version of the model's code (layers renamed, added"
+            " or removed)"
+        ) + ".",
         fix=(
-            "; ".join(fixes) + ". model.load_state_dict(state, strict=False) skips missing and"
-            " unexpected keys (those layers keep their initial weights: check the missing_keys"
-            " and unexpected_keys it returns) but never a size mismatch."
+            'Strip the prefix before loading: state = {k.replace("module.", "", 1): v for k, v in'
+            " state.items()}, or load into model.module; or use the checkpoint released for this code."
+            if prefixed else
+            "Load it with the model code that saved it, or the checkpoint released for this code."
         ),
     )
 
+
+def _dict_as_model(match: re.Match[str], text: str) -> Explanation:
+    attribute = match.group(1)
+    return answer(
+        title=f"A state_dict was used as a model (OrderedDict has no .{attribute})",
+        meaning=(
+            "torch.load returned an OrderedDict of tensors (a state_dict: the weights only), and"
+            f" the code calls .{attribute}() on it as if it were the model object."
+        ),
+        cause=(
+            "The file holds model.state_dict() (official weights are usually saved that way), while"
+            " the script expects a whole pickled model (torch.save(model)); or it holds a checkpoint"
+            " dict whose weights sit under a key."
+        ),
+        fix=(
+            "Build the model from its class or config, then load the weights into it: model ="
+            " TheModel(...); model.load_state_dict(torch.load(path, map_location='cpu')) (or"
+            " checkpoint['model'] / ['state_dict']), and call .to()/.eval() on that model."
+        ),
+    )
 
 KNOWN: list[KnownError] = [
     known(
         "state-dict-mismatch",
         r"Error\(s\) in loading state_dict for (\w+)"
         r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()"
-        r"|^\s*(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted without the first line
+        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted alone
         _state_dict,
         re.MULTILINE,
+    ),
+    known(
+        "state-dict-mismatch",
+        r"unexpected key \"([\w.]+)\" in state_dict",  # torch 0.3 raised a KeyError
+        _old_unexpected_key,
+    ),
+    known(
+        "state-dict-as-model",
+        r"'collections\.OrderedDict' object has no attribute '(to|eval|cuda|cpu|train|forward|"
+        r"parameters|modules|named_parameters|half|float|fuse|predict)'",
+        _dict_as_model,
     ),
 ]

@@ -1,0 +1,78 @@
+"""Known errors of torch modules that were pickled whole by another torch version.
+
+``torch.save(model)`` pickles the module objects themselves. Unpickling restores their
+``__dict__`` as it was at save time and does not run ``__init__``, so a module saved under an
+older torch lacks the attributes that later releases added to its class, and the installed
+torch's ``forward`` (or a hook machinery) reads them: ``'Upsample' object has no attribute
+'recompute_scale_factor'``. The message names a torch.nn class and an attribute that torch itself
+sets (one that releases added, or a private one), which is what tells this apart from a typo in
+the user's own model.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, known
+
+# torch.nn classes that models are commonly pickled with.
+NN_CLASSES = (
+    "Upsample|UpsamplingNearest2d|UpsamplingBilinear2d|Conv1d|Conv2d|Conv3d|ConvTranspose1d|"
+    "ConvTranspose2d|ConvTranspose3d|Linear|BatchNorm1d|BatchNorm2d|BatchNorm3d|GroupNorm|LayerNorm|"
+    "InstanceNorm2d|Embedding|LSTM|GRU|RNN|MultiheadAttention|TransformerEncoderLayer|"
+    "TransformerDecoderLayer|TransformerEncoder|ReLU|ReLU6|LeakyReLU|SiLU|Hardswish|Hardsigmoid|"
+    "Mish|GELU|Sigmoid|Tanh|Dropout|Dropout2d|MaxPool2d|AvgPool2d|AdaptiveAvgPool2d|"
+    "AdaptiveMaxPool2d|Sequential|ModuleList|ModuleDict|Identity|Flatten|PixelShuffle|ZeroPad2d"
+)
+# Public attributes torch added to existing nn classes in later releases: the classes, the
+# release, and the value that keeps the old behaviour.
+ADDED_LATER = {
+    "recompute_scale_factor": ("Upsample", "1.11", "None"),
+    "padding_mode": ("the conv layers", "1.1", "'zeros'"),
+    "approximate": ("GELU", "1.12", "'none'"),
+    "inplace": ("Hardswish/SiLU/Mish", "1.6-1.9", "False"),
+    "batch_first": ("MultiheadAttention and the Transformer layers", "1.9", "False"),
+    "norm_first": ("the Transformer layers", "1.10", "False"),
+    "proj_size": ("LSTM", "1.8", "0"),
+}
+
+
+def _torch_owned(match: re.Match[str], text: str) -> bool:
+    attribute = match.group(2)
+    return attribute.startswith("_") or attribute in ADDED_LATER
+
+
+def _old_module(match: re.Match[str], text: str) -> Explanation:
+    module, attribute = match.group(1), match.group(2)
+    added = ADDED_LATER.get(attribute)
+    since = f" ({added[0]} has it since torch {added[1]})" if added else ""
+    value = added[2] if added else "the value the class's __init__ gives it"
+    return answer(
+        title=f"The pickled {module} lacks '{attribute}': it was saved by another torch version",
+        meaning=(
+            f"The installed torch's {module} code reads self.{attribute}, which torch sets in"
+            f" {module}.__init__{since}; this {module} object was restored from a pickle, which"
+            " does not run __init__, and has no such attribute."
+        ),
+        cause=(
+            "The model (or checkpoint) was saved whole, with torch.save(model), under an older"
+            " torch than the one loading it, so its module objects carry the attributes of that"
+            " release."
+        ),
+        fix=(
+            "Load it with the torch version it was saved with (the project's README or"
+            " requirements), then save model.state_dict() and load that into a model built by the"
+            f" code; or, to keep this file, set the attribute after loading: for m in"
+            f" model.modules(): if isinstance(m, nn.{module}): m.{attribute} = {value}."
+        ),
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "module-from-older-torch",
+        rf"'({NN_CLASSES})' object has no attribute '(\w+)'",
+        _old_module,
+        when=_torch_owned,
+    ),
+]
