@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, keyword, method
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.data import argparse_option
 
 # An `if` on one of these decides whether CUDA is there: `if torch.cuda.is_available():`,
 # `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`.
@@ -20,9 +21,15 @@ _AVAILABILITY = re.compile(r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s
 
 
 def _defines_device(ctx: FileContext) -> bool:
-    """A ``device`` variable that the script moves things with (``.to(device)``)."""
+    """A ``device`` the script sets itself (an assignment, or a ``--device`` option declared
+    here) and moves things with."""
     if any(key.rsplit(".", 1)[-1] == "device" for key in ctx.assignments):
         return True
+    return _moves_to_device(ctx) and argparse_option(ctx, "device") is not None
+
+
+def _moves_to_device(ctx: FileContext) -> bool:
+    """``.to(device)`` / ``.to(args.device)`` somewhere in the file."""
     return any(method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device") for c in ctx.calls)
 
 
@@ -109,7 +116,10 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     the rest of the file makes: only in a file where another
     ``.cuda()`` sits under ``if torch.cuda.is_available():`` / ``if use_cuda:`` /
     ``if args.cuda:``; a file that makes no such check, or refuses to run without CUDA
-    (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design.
+    (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design. A file
+    that moves data with ``.to(args.device)`` but neither sets that device nor checks for CUDA
+    gets its device from another file (LoRA's ``parse_gpu``): whether it offers a CPU path is
+    out of sight, so its ``.cuda()`` is info.
     Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
     ``if`` that mentions cuda/gpu/device, and scripts that call ``torch.cuda.set_device``
     outside an availability check (NCCL ranks, a ``--gpu_ids`` default): CUDA-only by design.
@@ -118,6 +128,11 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
         return
     with_device = _defines_device(ctx)
     if not with_device and not _checks_availability(ctx):
+        if _moves_to_device(ctx):  # LoRA's gpt2_ft.py: args.device comes from gpu.py's parse_gpu
+            for call in ctx.calls:
+                if method(call) == "cuda" and not _behind_device_check(ctx, call):
+                    where = "the file's .to(device) uses a device set where lint cannot read it"
+                    yield Hit(call, f".cuda() hard-codes the device; {where}", level=Level.INFO)
         return
     for call in ctx.calls:
         if _behind_device_check(ctx, call):

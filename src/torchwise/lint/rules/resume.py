@@ -39,7 +39,32 @@ def in_resume(ctx: FileContext, node: ast.AST) -> bool:
 
 
 def _resume_test(ctx: FileContext, test: ast.expr) -> bool:
-    return bool(_RESUME_WORDS.search(ast.unparse(test))) or _resume_option(ctx, test)
+    text = ast.unparse(test)
+    if not (_RESUME_WORDS.search(text) or _resume_option(ctx, test)):
+        return False
+    return not _initial_weights(ctx, test, text)
+
+
+# `if args.init_checkpoint is not None:` ("pretrained checkpoint path"): weights to start a
+# fine-tune from, not a resume; `init_from == 'resume'` (nanoGPT) says resume and stays one.
+_INITIAL_WORDS = re.compile(r"pretrain|init|finetun|fine_tun|warm_?start", re.I)
+_CONTINUE_WORDS = re.compile(r"resum|restart|continu", re.I)
+
+
+def _initial_weights(ctx: FileContext, test: ast.expr, text: str) -> bool:
+    """A test on a checkpoint that its name or its option's help calls pretrained or initial
+    weights, with no word of resuming."""
+    if _CONTINUE_WORDS.search(text):
+        return False
+    helps = []
+    for node in ast.walk(test):
+        declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
+        help_text = keyword(declared, "help") if declared is not None else None
+        if isinstance(help_text, ast.Constant):
+            helps.append(str(help_text.value))
+    if any(_CONTINUE_WORDS.search(h) for h in helps):
+        return False
+    return bool(_INITIAL_WORDS.search(text)) or any(_INITIAL_WORDS.search(h) for h in helps)
 
 
 def _negated(test: ast.expr) -> bool:
