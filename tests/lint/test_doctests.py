@@ -17,6 +17,9 @@ MODULES = [
     "torchwise.lint.registry",
     "torchwise.lint.report",
     "torchwise.lint.rules",
+    "torchwise.lint.rules.legacy",
+    "torchwise.lint.rules.removed",
+    "torchwise.lint.trained",
 ]
 
 

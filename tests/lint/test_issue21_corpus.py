@@ -60,7 +60,7 @@ def test_worked_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     assert (result["bugs"], len(result["found"])) == (28, 27)
-    assert (result["warnings+errors"], len(result["right"])) == (40, 40)
+    assert (result["warnings+errors"], len(result["right"])) == (43, 43)
 
 
 def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus():
@@ -87,8 +87,9 @@ def test_round3_working_half_stays_at_its_floor():
     # Round 4 lowered what a file cannot show to info (TW103 on models defined elsewhere) and
     # re-judged Person_reID's four TW108 warnings true under TW108's settled rule. Round 5 made a
     # scheduler stepped before the optimizer every batch info (one step of thousands is lost):
-    # pytorch-semseg's, judged a bug in round 1, is still found by it, no longer as a warning.
-    [(HELD_OUT, 8, 23, 23), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 22, 22), (HELD_OUT_4, 11, 16, 16)],
+    # pytorch-semseg's, judged a bug in round 1, is still found by it, no longer as a warning;
+    # its TW137 (torchvision's removed transforms.Scale) adds three right errors to drn's classify.py.
+    [(HELD_OUT, 8, 23, 23), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 25, 25), (HELD_OUT_4, 11, 16, 16)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)", "held-out-4 (measured once at 882f8f2)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from torchwise.lint.config import LintConfig
 from torchwise.lint.engine import lint_source
+from torchwise.lint.fix import fix_source
 
 
 def found(source: str, *select: str) -> list[tuple[str, int, str]]:
@@ -179,3 +180,113 @@ def test_an_alias_that_is_always_a_copy_is_quiet_and_the_model_itself_warns():
     assert found(copy, "TW105") == []
     itself = FIXMATCH.replace("test(args, test_loader, test_model)", "test(args, test_loader, model)")
     assert found(itself, "TW105") == [("TW105", 16, "warning")]
+
+
+# --- TW108: a GPU count against zero is a CPU path --------------------------------------------
+
+# hendrycks/outlier-exposure CIFAR/baseline.py: "--ngpu: 0 = CPU" guards net.cuda(), not the batches.
+OUTLIER = """\
+import torch
+parser.add_argument('--ngpu', type=int, default=1, help='0 = CPU.')
+if args.ngpu > 0:
+    net.cuda()
+for data, target in train_loader:
+    data, target = data.cuda(), target.cuda()
+"""
+
+
+def test_a_gpu_count_checked_against_zero_offers_a_cpu_path():
+    assert found(OUTLIER, "TW108") == [("TW108", 6, "warning")]
+
+
+def test_a_count_checked_against_one_is_about_several_gpus():
+    several = OUTLIER.replace("args.ngpu > 0", "args.ngpu > 1")
+    assert found(several, "TW108") == []
+
+
+# --- TW136: Python 2's it.next() --------------------------------------------------------------
+
+# kekmodel/FixMatch-pytorch train.py: the bare except retries with the same AttributeError.
+FIXMATCH_NEXT = """\
+labeled_iter = iter(labeled_trainloader)
+for batch_idx in range(1024):
+    try:
+        inputs_x, targets_x = labeled_iter.next()
+    except:
+        labeled_iter = iter(labeled_trainloader)
+        inputs_x, targets_x = labeled_iter.next()
+"""
+
+
+def test_next_method_on_an_iterator_is_an_error_with_a_fix():
+    assert found(FIXMATCH_NEXT, "TW136") == [("TW136", 4, "error"), ("TW136", 7, "error")]
+    fixed, _ = fix_source(FIXMATCH_NEXT, config=LintConfig(select=("TW136",)))
+    assert "inputs_x, targets_x = next(labeled_iter)\n" in fixed and ".next()" not in fixed
+
+
+def test_next_method_of_an_object_lint_cannot_trace_is_left_alone():
+    other = FIXMATCH_NEXT.replace("iter(labeled_trainloader)", "ReplayBuffer(labeled_trainloader)")
+    assert found(other, "TW136") == []
+
+
+# --- TW137: names the libraries removed, a call the optimizer refuses -------------------------
+
+# zijundeng/pytorch-semantic-segmentation train/voc-psp_net/train.py; IBM/pytorch-seq2seq
+# examples/sample.py; LiyuanLucasLiu/RAdam language-model/train_1bw.py.
+REMOVED = """\
+import torch
+import torchtext
+import torchvision.transforms as standard_transforms
+visualize = standard_transforms.Compose([standard_transforms.Scale(384), standard_transforms.ToTensor()])
+train = torchtext.data.TabularDataset(path=opt.train_path, format='tsv', fields=fields)
+optimizer = torch.optim.Adam(lm_model.parameters())
+optimizer.load_state_dict(checkpoint_file['opt'], False)
+lm_model.load_state_dict(checkpoint_file['lm_model'], False)
+"""
+
+
+def test_removed_names_and_a_strict_argument_to_an_optimizer_are_errors():
+    assert found(REMOVED, "TW137") == [("TW137", 4, "error"), ("TW137", 5, "error"), ("TW137", 7, "error")]
+
+
+def test_the_names_that_replaced_them_are_fine():
+    current = REMOVED.replace("Scale(", "Resize(").replace("torchtext.data.TabularDataset", "torchtext.datasets.IMDB")
+    assert found(current.replace("checkpoint_file['opt'], False", "checkpoint_file['opt']"), "TW137") == []
+
+
+# --- TW138: ~ on a bool flag --------------------------------------------------------------------
+
+# kentaroy47/vision-transformers-cifar10 train_cifar10.py
+VIT_CIFAR = """\
+parser.add_argument('--nowandb', action='store_true', help='disable wandb')
+args = parser.parse_args()
+usewandb = ~args.nowandb
+keep = ~mask
+"""
+
+
+def test_bitwise_not_of_a_store_true_flag_warns_and_of_a_tensor_mask_does_not():
+    assert found(VIT_CIFAR, "TW138") == [("TW138", 3, "warning")]
+
+
+# --- kinds: what an optimizer trains is a model, whatever its name -------------------------
+
+# PetarV-/DGI execute.py: `log = LogReg(...)` (a class of another file) trained by Adam, then
+# scored on the test embeddings with autograd on.
+DGI = """\
+import torch
+from models import LogReg
+for _ in range(50):
+    log = LogReg(hid_units, nb_classes)
+    opt = torch.optim.Adam(log.parameters(), lr=0.01)
+    for _ in range(100):
+        opt.zero_grad()
+        loss = xent(log(train_embs), train_lbls)
+        loss.backward()
+        opt.step()
+    logits = log(test_embs)
+"""
+
+
+def test_a_module_named_like_nothing_is_a_model_when_an_optimizer_trains_it():
+    assert found(DGI, "TW132") == [("TW132", 11, "warning")]

@@ -16,8 +16,12 @@ from torchwise.lint.rules.data import argparse_option
 _DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device", re.I)
 _CUDA_TENSOR = re.compile(r"^torch\.cuda\.\w*Tensor$")
 # A test that asks whether CUDA is there at all (not how many GPUs): `torch.cuda.is_available()`,
-# `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`; `device_count() > 1` is not one.
-_AVAILABILITY = re.compile(r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s)])", re.I)
+# `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`, a GPU count against zero
+# (`args.ngpu > 0`, outlier-exposure's "--ngpu: 0 = CPU"); `device_count() > 1` is not one.
+_AVAILABILITY = re.compile(
+    r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s)])|(^|[\s.(_])(n_?|num_?)gpus?\s*(>\s*0|>=\s*1|!=\s*0)\b",
+    re.I,
+)
 
 
 def _defines_device(ctx: FileContext) -> bool:

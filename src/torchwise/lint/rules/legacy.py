@@ -1,4 +1,5 @@
-"""Rules about torch 0.3 code that no longer runs: the ``async=`` keyword of ``.cuda()``.
+"""Rules about old code that no longer runs: torch 0.3's ``async=`` keyword of ``.cuda()``
+(TW135), Python 2's ``it.next()`` on an iterator (TW136).
 
 >>> from torchwise.lint.engine import lint_source
 >>> [(f.code, f.line) for f in lint_source("import torch\\ny = x.cuda(async=True)\\n")]
@@ -10,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, method
+from torchwise.lint.context import FileContext, dotted, method, receiver
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.legacy import PLACEHOLDER
 from torchwise.lint.registry import rule
@@ -52,3 +53,37 @@ def async_keyword(ctx: FileContext) -> Iterator[Hit]:
 
 # Tensor and module methods whose `async=` torch 0.4 renamed `non_blocking`.
 _TORCH_MOVES = frozenset({"cuda", "to", "cpu", "pin_memory", "copy_"})
+
+
+@rule("TW136", Level.ERROR, hint="use next(it): Python 3 iterators have no .next() method")
+def python2_next_method(ctx: FileContext) -> Iterator[Hit]:
+    """``it.next()`` on an iterator: Python 2's method, gone in Python 3 (and from DataLoader's).
+
+    Why: Python 3 iterators and generators have ``__next__`` and no ``next`` method; a
+    DataLoader iterator kept a ``next`` alias until torch 1.13. ``it.next()`` raises
+    ``AttributeError``, and a bare ``except:`` around it (FixMatch's and MixMatch's
+    ``except: it = iter(loader); it.next()``) only moves the error to the retry.
+    Fix: ``next(it)``; ``torchwise lint --fix`` rewrites it.
+    It follows the name: every value the file gives it is ``iter(...)`` or a call of a
+    generator function defined here (one with ``yield``).
+    Cannot see: iterators made elsewhere (a helper of another file, an attribute set there),
+    or an object whose class defines its own ``next``.
+    """
+    for call in ctx.calls:
+        if method(call) != "next" or call.args or call.keywords:
+            continue
+        name = dotted(receiver(call))
+        values = ctx.assignments.get(name or "", [])
+        if values and all(_makes_iterator(ctx, v) for v in values):
+            edits = (Edit.replace(call, f"next({name})"),) if call.lineno == call.end_lineno else ()
+            yield Hit(call, f"{name}.next(): Python 3 iterators have no .next() method (AttributeError)", edits=edits)
+
+
+def _makes_iterator(ctx: FileContext, value: ast.AST) -> bool:
+    """``iter(x)``, or a call of a generator function of this file."""
+    if not isinstance(value, ast.Call):
+        return False
+    if dotted(value.func) == "iter":
+        return True
+    target = ctx.callee(value)
+    return target is not None and any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ctx.walk(target))
