@@ -88,8 +88,9 @@ def test_round3_working_half_stays_at_its_floor():
     # re-judged Person_reID's four TW108 warnings true under TW108's settled rule. Round 5 made a
     # scheduler stepped before the optimizer every batch info (one step of thousands is lost):
     # pytorch-semseg's, judged a bug in round 1, is still found by it, no longer as a warning;
-    # its TW137 (torchvision's removed transforms.Scale) adds three right errors to drn's classify.py.
-    [(HELD_OUT, 8, 23, 23), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 25, 25), (HELD_OUT_4, 11, 16, 16)],
+    # its TW137 (torchvision's removed transforms.Scale) adds three right errors to drn's classify.py,
+    # and TW139 (a --pretrained / --load option nothing reads) five right warnings to the two sets.
+    [(HELD_OUT, 8, 26, 26), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 27, 27), (HELD_OUT_4, 11, 16, 16)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)", "held-out-4 (measured once at 882f8f2)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):
@@ -113,5 +114,6 @@ def test_round4_halves_share_no_repository_with_each_other_or_any_earlier_corpus
 def test_round4_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_4)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
-    assert (result["bugs"], len(result["found"])) == (7, 2)
-    assert (result["warnings+errors"], len(result["right"])) == (6, 6)
+    # Round 5's TW139 finds pytorch-YOLOv4's --load that nothing reads (line 542).
+    assert (result["bugs"], len(result["found"])) == (7, 3)
+    assert (result["warnings+errors"], len(result["right"])) == (7, 7)

@@ -290,3 +290,61 @@ for _ in range(50):
 
 def test_a_module_named_like_nothing_is_a_model_when_an_optimizer_trains_it():
     assert found(DGI, "TW132") == [("TW132", 11, "warning")]
+
+
+# --- TW104: an evaluation loop over an iterator a loader handed back, a model method ----------
+
+# LiyuanLucasLiu/RAdam language-model/train_1bw.py: evaluate() walks data_loader.get_tqdm() and
+# scores with lm_model.log_prob(word_t), autograd on.
+RADAM_LM = """\
+import torch
+def evaluate(data_loader, lm_model, criterion):
+    lm_model.eval()
+    iterator = data_loader.get_tqdm()
+    total_loss = 0
+    for word_t, label_t in iterator:
+        output = lm_model.log_prob(word_t)
+        total_loss += criterion(output, label_t.view(-1)).item()
+    return total_loss
+test_ppl = evaluate(test_loader, lm_model, criterion)
+"""
+
+
+def test_an_evaluation_over_a_loaders_iterator_with_a_model_method_warns():
+    assert found(RADAM_LM, "TW104") == [("TW104", 6, "warning")]
+
+
+def test_a_bookkeeping_method_of_the_model_is_not_a_forward():
+    bookkeeping = RADAM_LM.replace("output = lm_model.log_prob(word_t)", "output = lm_model.init_hidden()")
+    assert found(bookkeeping, "TW104") == []
+
+
+# --- TW131: the state a helper loads comes from a resume branch -------------------------------
+
+# Luolc/AdaBound demos/cifar10/main.py: build_model(args, device, ckpt=ckpt) loads ckpt['net'];
+# ckpt comes from load_checkpoint() under `if args.resume:`; the optimizer starts afresh.
+ADABOUND = """\
+import torch
+def build_model(args, device, ckpt=None):
+    net = ResNet34().to(device)
+    if ckpt:
+        net.load_state_dict(ckpt['net'])
+    return net
+def main():
+    if args.resume:
+        ckpt = load_checkpoint(ckpt_name)
+        start_epoch = ckpt['epoch']
+    else:
+        ckpt = None
+    net = build_model(args, device, ckpt=ckpt)
+    optimizer = torch.optim.SGD(net.parameters(), args.lr, momentum=0.9)
+"""
+
+
+def test_weights_loaded_by_a_helper_from_a_resume_branchs_state_warn():
+    assert found(ADABOUND, "TW131") == [("TW131", 5, "warning")]
+
+
+def test_the_same_helper_given_pretrained_weights_is_fine_tuning():
+    pretrained = ADABOUND.replace("if args.resume:", "if args.finetune_from:")
+    assert found(pretrained, "TW131") == []

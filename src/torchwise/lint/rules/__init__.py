@@ -25,6 +25,7 @@ def all_rules() -> dict[str, Rule]:
         legacy,
         loop,
         optimizer,
+        options,
         removed,
         resume,
         saving,

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, keyword, method, position, receiver
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.data import argparse_option
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
@@ -100,6 +101,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
+    A load in a helper whose state comes in as a parameter counts when a caller here passes a
+    value it was given under a resume branch (AdaBound's ``build_model(args, device, ckpt=ckpt)``
+    after ``if args.resume: ckpt = load_checkpoint(...)``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
@@ -118,13 +122,44 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         missing.append("scheduler")
     if not missing:
         return
-    anchors = [c for c in ctx.calls if in_resume(ctx, c) and _restores_weights(ctx, c)]
+    loads = [c for c in ctx.calls if _restores_weights(ctx, c)]
+    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c)]
     if missing == ["scheduler"]:  # weights and optimizer may both come back: any restore will do
         anchors += [c for c in ctx.calls if in_resume(ctx, c) and method(c) == "load_state_dict"]
     if anchors:
         call = min(anchors, key=position)
         what = " or the ".join(missing)
         yield Hit(call, f"resume restores the weights but not the {what}" + _SCHEDULE_NOTE * ("scheduler" in missing))
+
+
+def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
+    """``net.load_state_dict(ckpt["net"])`` in ``build_model(args, device, ckpt=None)``, where a
+    caller of this file passes a ``ckpt`` it was given under a resume branch (AdaBound's
+    ``if args.resume: ckpt = load_checkpoint(ckpt_name)``)."""
+    function = ctx.function(call)
+    root = next((dotted(n) for a in call.args for n in ast.walk(a) if isinstance(n, ast.Name)), None)
+    if function is None or root is None:
+        return False
+    params = [a.arg for a in [*function.args.args, *function.args.kwonlyargs]]
+    if root not in params:
+        return False
+    positional = [a.arg for a in function.args.args]
+    for site in call_sites(ctx, function):
+        given = next((k.value for k in site.keywords if k.arg == root), None)
+        index = positional.index(root) if root in positional else -1
+        offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(site.func, ast.Attribute) else 0
+        if given is None and 0 <= index - offset < len(site.args):
+            given = site.args[index - offset]
+        name = dotted(given) if given is not None else None
+        scope = ctx.scope_of(site)
+        assigned = [
+            n
+            for n in ctx.walk(scope)
+            if isinstance(n, ast.Assign) and any(dotted(t) == name for t in n.targets) and isinstance(n.value, ast.Call)
+        ]
+        if name and any(in_resume(ctx, n) for n in assigned):
+            return True
+    return False
 
 
 def _handed_on(ctx: FileContext) -> set[str | None]:

@@ -1,5 +1,6 @@
 """A semi-supervised CIFAR trainer written for Python 2 and torchvision 0.2, run unchanged today:
-`it.next()` on the loader's iterator, `transforms.Scale`, and a flag inverted with `~`."""
+`it.next()` on the loader's iterator, `transforms.Scale`, a flag inverted with `~`, and a
+`--resume` kept from a resume block since deleted."""
 
 import argparse
 
@@ -28,6 +29,7 @@ def train(labeled_loader, unlabeled_loader, model, optimizer, steps):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--no-augment", action="store_true")
+    parser.add_argument("--resume", default="", help="checkpoint to resume from")  # expect: TW139
     args = parser.parse_args()
     augment = ~args.no_augment  # expect: TW138
     resize = transforms.Scale(32)  # expect: TW137
