@@ -32,6 +32,10 @@ _REMOVED = {
 }
 
 
+# make_grid's range= became value_range (pytorch/vision#3148, torchvision 0.10) and was dropped.
+_GRID_FUNCTIONS = frozenset({"torchvision.utils.save_image", "torchvision.utils.make_grid"})
+
+
 @rule("TW137", Level.ERROR, hint="use the name that replaced it (the message says which)")
 def removed_api(ctx: FileContext) -> Iterator[Hit]:
     """A torchvision / torchtext name that the library removed, or a call it no longer takes.
@@ -40,6 +44,7 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
     torchtext's ``data.Field`` / ``TabularDataset`` / ``BucketIterator`` moved to
     ``torchtext.legacy`` in 0.9 and were removed in 0.12; ``torch.utils.serialization`` went in
     torch 1.0. The line raises ``AttributeError`` (or ``ImportError``) on a current install.
+    ``save_image`` / ``make_grid`` no longer take ``range=`` (renamed ``value_range``).
     ``optimizer.load_state_dict(state, False)`` passes ``strict``, which only modules take: an
     optimizer's or a scheduler's ``load_state_dict`` takes the state alone (``TypeError``).
     Fix: the replacement the message names; ``load_state_dict(state)`` for an optimizer.
@@ -64,6 +69,9 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
                 new, release = _REMOVED[unused[0]]
                 yield Hit(node, f"{', '.join(unused)}: removed in {release}; use {new}")
     for call in ctx.calls:
+        if (ctx.qualname(call.func) or "") in _GRID_FUNCTIONS and keyword(call, "range") is not None:
+            name = (ctx.qualname(call.func) or "").rsplit(".", 1)[-1]
+            yield Hit(call, f"{name}(range=...) is refused by current torchvision (renamed value_range): TypeError")
         if method(call) != "load_state_dict" or ctx.kind(receiver(call)) not in {"optimizer", "scheduler"}:
             continue
         if len(call.args) > 1 or keyword(call, "strict") is not None:

@@ -1,4 +1,5 @@
-"""TW131: a resume that brings back the weights but not the optimizer, scaler or schedule."""
+"""Resumes that lose state: the weights back without the optimizer, scaler or schedule (TW131), a
+restored value set to a constant again after the resume (TW140)."""
 
 from __future__ import annotations
 
@@ -213,3 +214,51 @@ def _schedule_restarts(ctx: FileContext) -> bool:
         if loops and any(ctx.is_optimizer_step(c) and ctx.loops(c)[0] is loops[0] for c in ctx.calls_in(loops[0])):
             return True
     return False
+
+
+@rule("TW140", Level.WARNING, hint="set the starting value before the resume block, not after it")
+def restored_then_reset(ctx: FileContext) -> Iterator[Hit]:
+    """A value the resume restores (``best_prec1 = checkpoint['best_prec1']``) set to a constant
+    again after the resume block.
+
+    Why: the resumed run forgets what it restored: a best accuracy reset to 0 makes the first
+    epoch after the resume "the best" and overwrites ``model_best`` with a worse model
+    (network-slimming's ``best_prec1 = 0.`` after its resume block, PyTorch-Encoding's
+    ``self.best_pred = 0.0`` after the trainer's).
+    Fix: give the starting value before the resume block, so the resume can overwrite it.
+    It reports a constant given to a name (or ``self.`` attribute) that a resume branch sets
+    from what it loaded, later in the same function (or at module level) and outside that
+    branch, under no ``if`` or loop that does not also hold the resume.
+    Cannot see: a value restored in one function and reset in another, or reset through a
+    helper.
+    """
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.Assign) and in_resume(ctx, node) and _from_loaded(node.value)):
+            continue
+        branches = [a for a in ctx.ancestors(node) if isinstance(a, ast.If) and _resume_test(ctx, a.test)]
+        if not branches:
+            continue
+        end = (branches[-1].end_lineno or branches[-1].lineno, 0)  # the outermost: its else is part of it
+        names = {dotted(t) for t in node.targets} - {None}
+        for later in ctx.walk(ctx.scope_of(node)):
+            if not (isinstance(later, ast.Assign) and isinstance(later.value, ast.Constant)):
+                continue
+            if position(later) <= end or not names & {dotted(t) for t in later.targets}:
+                continue
+            if _unconditional(ctx, later, branches[-1]):
+                what = ast.unparse(later.targets[0])
+                yield Hit(later, f"{what} is reset here after the resume restored it (line {node.lineno})")
+
+
+def _from_loaded(value: ast.expr) -> bool:
+    """``checkpoint['best_prec1']``, ``ckpt.get('best', 0)``: a value read out of a container."""
+    nodes = ast.walk(value)
+    return any(isinstance(n, ast.Subscript) or (isinstance(n, ast.Call) and method(n) == "get") for n in nodes)
+
+
+def _unconditional(ctx: FileContext, node: ast.AST, branch: ast.AST) -> bool:
+    """``node`` runs whenever the resume ``branch`` is reached: every ``if`` / loop / ``try`` /
+    ``with`` around it is around the branch too (both under ``if __name__ == "__main__":``)."""
+    around_branch = set(map(id, ctx.ancestors(branch)))
+    blocks = ast.If | ast.For | ast.While | ast.Try | ast.With | ast.AsyncFor | ast.AsyncWith
+    return all(id(a) in around_branch for a in ctx.ancestors(node) if isinstance(a, blocks))
