@@ -17,9 +17,11 @@ MODULES = [
     "torchwise.lint.registry",
     "torchwise.lint.report",
     "torchwise.lint.rules",
+    "torchwise.lint.rules.clipping",
     "torchwise.lint.rules.legacy",
     "torchwise.lint.rules.options",
     "torchwise.lint.rules.removed",
+    "torchwise.lint.rules.shared_grads",
     "torchwise.lint.trained",
 ]
 

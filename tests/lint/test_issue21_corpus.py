@@ -60,7 +60,7 @@ def test_worked_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     assert (result["bugs"], len(result["found"])) == (28, 27)
-    assert (result["warnings+errors"], len(result["right"])) == (43, 43)
+    assert (result["warnings+errors"], len(result["right"])) == (45, 45)
 
 
 def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus():
@@ -78,8 +78,9 @@ def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus
 def test_round3_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_3)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
-    assert (result["bugs"], len(result["found"])) == (19, 12)
-    assert (result["warnings+errors"], len(result["right"])) == (11, 11)
+    # Round 5: TW141 finds pytorch-a3c's gradients shared by reference, TW137 DDPG's np.float.
+    assert (result["bugs"], len(result["found"])) == (19, 14)
+    assert (result["warnings+errors"], len(result["right"])) == (13, 13)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +94,9 @@ def test_round3_working_half_stays_at_its_floor():
     # Written against round 3's and 4's documented misses (halves measured long before): TW140 finds
     # network-slimming's and PyTorch-Encoding's best accuracy reset after the resume, TW137's
     # save_image(range=) style-based-gan's; it adds a right error on DALLE's make_grid(range=).
-    [(HELD_OUT, 8, 27, 27), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 27, 29, 29), (HELD_OUT_4, 12, 17, 17)],
+    # TW142 finds TCN's clip before backward; TW108 now reads a --no-cuda option as a CPU path
+    # (TW108's settled rule), which finds PyTorch-Encoding test.py's two unguarded .cuda().
+    [(HELD_OUT, 8, 27, 27), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 28, 30, 30), (HELD_OUT_4, 13, 19, 19)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)", "held-out-4 (measured once at 882f8f2)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):

@@ -348,3 +348,54 @@ def test_weights_loaded_by_a_helper_from_a_resume_branchs_state_warn():
 def test_the_same_helper_given_pretrained_weights_is_fine_tuning():
     pretrained = ADABOUND.replace("if args.resume:", "if args.finetune_from:")
     assert found(pretrained, "TW131") == []
+
+
+# --- TW108: a --no-cuda option is a CPU path (TW108's settled rule) ---------------------------
+
+# zhanghang1989/PyTorch-Encoding experiments/segmentation/test.py (tests/lint/heldout4): args.cuda
+# guards only the loader's pin_memory; the model moves with an unconditional .cuda().
+ENCODING_TEST = """\
+import torch
+parser.add_argument('--no-cuda', action='store_true', default=False, help='disables CUDA training')
+args = parser.parse_args()
+args.cuda = not args.no_cuda and torch.cuda.is_available()
+loader_kwargs = {'num_workers': 4, 'pin_memory': True} if args.cuda else {}
+model = get_segmentation_model(args.model)
+model = model.cuda()
+"""
+
+
+def test_a_no_cuda_option_makes_an_unguarded_cuda_a_warning():
+    assert found(ENCODING_TEST, "TW108") == [("TW108", 7, "warning")]
+
+
+def test_without_the_option_or_any_availability_test_the_script_is_cuda_only():
+    cuda_only = "import torch\nmodel = get_segmentation_model(args.model)\nmodel = model.cuda()\n"
+    assert found(cuda_only, "TW108") == []
+
+
+# --- TW141: the worker's own gradients cleared too ------------------------------------------
+
+A3C = """\
+import torch
+def ensure_shared_grads(model, shared_model):
+    for param, shared_param in zip(model.parameters(), shared_model.parameters()):
+        shared_param._grad = param.grad
+def train(model, shared_model, optimizer):
+    for _ in range(100):
+        optimizer.zero_grad()
+        rollout(model).backward()
+        ensure_shared_grads(model, shared_model)
+        optimizer.step()
+"""
+
+
+def test_shared_gradients_cleared_only_by_the_shared_optimizer_warn():
+    assert found(A3C, "TW141") == [("TW141", 7, "warning")]
+
+
+def test_a_worker_that_zeroes_its_own_gradients_is_fine():
+    zeroed = A3C.replace("optimizer.zero_grad()\n", "optimizer.zero_grad()\n        model.zero_grad()\n")
+    assert found(zeroed, "TW141") == []
+    old_behaviour = A3C.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=False)")
+    assert found(old_behaviour, "TW141") == []

@@ -16,6 +16,7 @@ def all_rules() -> dict[str, Rule]:
         amp,
         autograd,
         checkpoint,
+        clipping,
         data,
         device,
         eval_forward,
@@ -30,6 +31,7 @@ def all_rules() -> dict[str, Rule]:
         resume,
         saving,
         schedule,
+        shared_grads,
         syncs,
         train_mode,
     )

@@ -68,6 +68,26 @@ def _checks_availability(ctx: FileContext) -> bool:
     return any(method(c) == "cuda" and _behind_device_check(ctx, c, _AVAILABILITY) for c in ctx.calls)
 
 
+# `--no-cuda`, `--no_cuda`, `--cpu`, `--disable-cuda`: an option to run without a GPU.
+_CPU_OPTION = re.compile(r"^--(no[-_]?cuda|cpu|use[-_]cpu|disable[-_]cuda|no[-_]gpu)$", re.I)
+
+
+def _offers_cpu(ctx: FileContext) -> bool:
+    """An option to run on the CPU (PyTorch-Encoding's ``--no-cuda``, whose ``args.cuda`` guards
+    only the loader's ``pin_memory``), or CUDA's availability read into a flag
+    (``use_cuda = torch.cuda.is_available()``): the script means to run without a GPU."""
+    for call in ctx.calls:
+        if method(call) == "add_argument" and any(
+            isinstance(a, ast.Constant) and _CPU_OPTION.match(str(a.value)) for a in call.args
+        ):
+            return True
+        if (ctx.qualname(call.func) or "").endswith("cuda.is_available"):
+            statement = ctx.statement(call)
+            if isinstance(statement, ast.Assign) and not isinstance(ctx.parents.get(call), ast.Call):
+                return True
+    return False
+
+
 def _refuses_cpu(ctx: FileContext) -> bool:
     """``if not torch.cuda.is_available(): raise ...`` / ``else: raise NotImplementedError("needs a
     GPU")`` / ``assert torch.cuda.is_available()``: CUDA-only by design, and it says so."""
@@ -131,7 +151,7 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     if _cuda_only(ctx) or _refuses_cpu(ctx):
         return
     with_device = _defines_device(ctx)
-    if not with_device and not _checks_availability(ctx):
+    if not with_device and not _checks_availability(ctx) and not _offers_cpu(ctx):
         if _moves_to_device(ctx):  # LoRA's gpt2_ft.py: args.device comes from gpu.py's parse_gpu
             for call in ctx.calls:
                 if method(call) == "cuda" and not _behind_device_check(ctx, call):

@@ -1,5 +1,5 @@
-"""Code the libraries refuse today: names torchvision and torchtext removed, a call the optimizer
-no longer takes (TW137), and ``~`` on a bool flag, which is never false (TW138).
+"""Code the libraries refuse today: names torchvision, torchtext and NumPy removed, a call the
+optimizer no longer takes (TW137), and ``~`` on a bool flag, which is never false (TW138).
 
 >>> from torchwise.lint.engine import lint_source
 >>> src = "import torchvision.transforms as T\\nt = T.Scale(256)\\n"
@@ -22,6 +22,8 @@ _REMOVED = {
     "torchvision.transforms.Scale": ("transforms.Resize", "torchvision 0.12"),
     "torchvision.transforms.RandomSizedCrop": ("transforms.RandomResizedCrop", "torchvision 0.12"),
     "torch.utils.serialization": ("torch.load", "torch 1.0"),
+    # NumPy 1.24 removed its aliases of the builtins (np.bool came back in NumPy 2.0).
+    **{f"numpy.{name}": (f"the builtin {name}", "NumPy 1.24") for name in ("float", "int", "complex", "object", "str")},
     **{
         f"torchtext.data.{name}": ("torchtext.legacy (then torchdata / plain DataLoaders)", "torchtext 0.12")
         for name in (
@@ -38,12 +40,13 @@ _GRID_FUNCTIONS = frozenset({"torchvision.utils.save_image", "torchvision.utils.
 
 @rule("TW137", Level.ERROR, hint="use the name that replaced it (the message says which)")
 def removed_api(ctx: FileContext) -> Iterator[Hit]:
-    """A torchvision / torchtext name that the library removed, or a call it no longer takes.
+    """A torchvision / torchtext / NumPy name that the library removed, or a call it no longer takes.
 
     Why: ``transforms.Scale`` and ``transforms.RandomSizedCrop`` left torchvision in 0.12;
     torchtext's ``data.Field`` / ``TabularDataset`` / ``BucketIterator`` moved to
     ``torchtext.legacy`` in 0.9 and were removed in 0.12; ``torch.utils.serialization`` went in
-    torch 1.0. The line raises ``AttributeError`` (or ``ImportError``) on a current install.
+    torch 1.0; ``np.float`` / ``np.int`` / ``np.object`` / ``np.str`` / ``np.complex`` in NumPy
+    1.24. The line raises ``AttributeError`` (or ``ImportError``) on a current install.
     ``save_image`` / ``make_grid`` no longer take ``range=`` (renamed ``value_range``).
     ``optimizer.load_state_dict(state, False)`` passes ``strict``, which only modules take: an
     optimizer's or a scheduler's ``load_state_dict`` takes the state alone (``TypeError``).
