@@ -399,3 +399,26 @@ def test_a_worker_that_zeroes_its_own_gradients_is_fine():
     assert found(zeroed, "TW141") == []
     old_behaviour = A3C.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=False)")
     assert found(old_behaviour, "TW141") == []
+
+
+# --- TW139: where the parsed options go, lint follows ------------------------------------------
+
+GET_ARGS = """\
+import argparse
+def get_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--lr', type=float, default=0.1)
+    parser.add_argument('--resume', default='', help='path to latest checkpoint')
+    return parser.parse_args()
+"""
+
+
+def test_a_parser_returned_to_another_file_is_left_alone():
+    assert found(GET_ARGS, "TW139") == []
+    assert found(GET_ARGS + "args = get_args()\ntrainer = Trainer(args)\n", "TW139") == []
+
+
+def test_options_parsed_here_and_read_by_nothing_here_warn():
+    assert found(GET_ARGS + "args = get_args()\nrun(lr=args.lr)\n", "TW139") == [("TW139", 5, "warning")]
+    read = GET_ARGS + "args = get_args()\nif args.resume:\n    model.load_state_dict(torch.load(args.resume))\n"
+    assert found(read, "TW139") == []

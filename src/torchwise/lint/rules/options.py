@@ -76,20 +76,41 @@ def _dest(call: ast.Call) -> str | None:
 
 
 def _namespaces(ctx: FileContext, parsed: list[ast.Call]) -> set[str]:
-    """Names bound to the parsed namespace (``args = parser.parse_args()``), to a dict of all
-    its entries (``state = {k: v for k, v in args._get_kwargs()}``, ``vars(args)``), and the
-    parameters of local functions they are handed to."""
+    """Names bound to the parsed namespace (``args = parser.parse_args()``, ``args =
+    get_args()`` for a local function that returns it), to a dict of all its entries
+    (``state = {k: v for k, v in args._get_kwargs()}``, ``vars(args)``), and the parameters
+    of local functions they are handed to."""
     names: set[str] = set()
     for _ in range(3):  # a few hops: args -> main(opt) -> train(opt)
+        sources = set(map(id, parsed)) | {id(c) for c in ctx.calls if _returns_namespace(ctx, c, parsed, names)}
         for node in ctx.nodes:
-            if isinstance(node, ast.Assign) and (node.value in parsed or _whole(node.value, names)):
+            if isinstance(node, ast.Assign) and (_holds(node.value, sources, names) or _whole(node.value, names)):
                 names |= {d for t in node.targets for n in ast.walk(t) if (d := dotted(n))}
             elif isinstance(node, ast.Call) and (target := ctx.callee(node)) is not None:
                 params = [a.arg for a in target.args.args]
                 for index, arg in enumerate(node.args):
-                    if (arg in parsed or dotted(arg) in names) and index < len(params):
+                    if _holds(arg, sources, names) and index < len(params):
                         names.add(params[index])
     return names
+
+
+def _holds(value: ast.expr, sources: set[int], names: set[str]) -> bool:
+    """``parser.parse_args()``, ``parser.parse_known_args()[0]``, ``get_args()``, ``args``."""
+    return dotted(value) in names or any(id(n) in sources for n in ast.walk(value))
+
+
+def _returns_namespace(ctx: FileContext, call: ast.Call, parsed: list[ast.Call], names: set[str]) -> bool:
+    target = ctx.callee(call)
+    return target is not None and _returner(ctx, target, parsed, names)
+
+
+def _returner(ctx: FileContext, function: ast.AST, parsed: list[ast.Call], names: set[str]) -> bool:
+    """A local function that returns the parsed namespace (``return parser.parse_args()``)."""
+    sources = set(map(id, parsed))
+    return any(
+        isinstance(n, ast.Return) and n.value is not None and _holds(n.value, sources, names)
+        for n in ctx.walk(function)
+    )
 
 
 def _whole(value: ast.expr, names: set[str]) -> bool:
@@ -106,6 +127,11 @@ def _namespace_escapes(ctx: FileContext, parsed: list[ast.Call]) -> bool:
     """The namespace (or a dict of all its entries) reaches code lint cannot read: a function
     of another file, ``getattr`` with a computed name, ``**vars(args)``."""
     names = _namespaces(ctx, parsed)
+    functions = {id(f) for f in ctx.nodes if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    called = {id(ctx.callee(c)) for c in ctx.calls if ctx.callee(c) is not None}
+    for function in (f for f in ctx.nodes if id(f) in functions - called):
+        if _returner(ctx, function, parsed, names):
+            return True  # `def get_args(): return parser.parse_args()` for another file to call
     for node in ctx.nodes:
         if not isinstance(node, ast.Call) or node in parsed:
             continue
@@ -119,7 +145,7 @@ def _namespace_escapes(ctx: FileContext, parsed: list[ast.Call]) -> bool:
             continue
         if (ctx.qualname(node.func) or "").startswith(("torch.", "json.", "yaml.", "pickle.")):
             continue
-        if any(a in parsed or dotted(a) in names or _whole(a, names) for a in given):
+        if any(_holds(a, set(map(id, parsed)), names) or _whole(a, names) for a in given):
             return True
     return False
 
