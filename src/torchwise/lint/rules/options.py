@@ -19,7 +19,7 @@ from torchwise.lint.registry import rule
 # Options whose name or help says they bring weights or a training state back ("disc. weights"
 # in a help about clipping does not).
 _LOADING_NAME = re.compile(r"resume|restore|reload|pretrain|load|weights|snapshot|finetune|warm_?start", re.I)
-_LOADING_HELP = re.compile(r"resum|restor|reload|pretrain|\bload", re.I)
+_LOADING_HELP = re.compile(r"resum|restor|reload|pretrain|\bload(s|ed|ing)?\b", re.I)  # not "data loader"
 # Calls that only show or store a value: the namespace printed, logged or saved is not read for
 # an option (``wandb.config.update(args)``, ``torch.save(state, path)``).
 _SHOWS = frozenset(
@@ -135,6 +135,8 @@ def _namespace_escapes(ctx: FileContext, parsed: list[ast.Call]) -> bool:
     for node in ctx.nodes:
         if not isinstance(node, ast.Call) or node in parsed:
             continue
+        if any(k.arg is None and (_whole(k.value, names) or dotted(k.value) in names) for k in node.keywords):
+            return True  # run(**vars(args)): the options arrive as keyword parameters
         func = dotted(node.func) or ""
         given = [*node.args, *(k.value for k in node.keywords)]
         if func == "getattr" and node.args and dotted(node.args[0]) in names:
