@@ -18,6 +18,7 @@ MODULES = [
     "torchwise.lint.report",
     "torchwise.lint.rules",
     "torchwise.lint.rules.clipping",
+    "torchwise.lint.rules.config_keys",
     "torchwise.lint.rules.legacy",
     "torchwise.lint.rules.options",
     "torchwise.lint.rules.removed",

@@ -17,6 +17,7 @@ def all_rules() -> dict[str, Rule]:
         autograd,
         checkpoint,
         clipping,
+        config_keys,
         data,
         device,
         eval_forward,
