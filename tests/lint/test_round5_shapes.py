@@ -422,3 +422,13 @@ def test_options_parsed_here_and_read_by_nothing_here_warn():
     assert found(GET_ARGS + "args = get_args()\nrun(lr=args.lr)\n", "TW139") == [("TW139", 5, "warning")]
     read = GET_ARGS + "args = get_args()\nif args.resume:\n    model.load_state_dict(torch.load(args.resume))\n"
     assert found(read, "TW139") == []
+
+
+def test_an_optimizer_wrapper_with_its_own_load_state_dict_is_not_torchs():
+    # pytorch/fairseq fairseq/optim/fp16_optimizer.py: self.fp32_optimizer.load_state_dict(state, overrides)
+    wrapper = "class FP16Optimizer:\n    def load_state_dict(self, state_dict, optimizer_overrides=None):\n"
+    wrapper += "        self.fp32_optimizer.load_state_dict(state_dict, optimizer_overrides)\n"
+    assert found(wrapper, "TW137") == []
+    table = "import torch\noptim_map = {'Adam': torch.optim.Adam, 'RAdam': RAdam}\n"
+    table += "optimizer = optim_map[args.update](model.parameters())\noptimizer.load_state_dict(ckpt['opt'], False)\n"
+    assert found(table, "TW137") == [("TW137", 4, "error")]

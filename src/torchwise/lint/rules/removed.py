@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, keyword, method, receiver
+from torchwise.lint.context import FileContext, dotted, keyword, method, receiver
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_option
@@ -75,11 +75,33 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
         if (ctx.qualname(call.func) or "") in _GRID_FUNCTIONS and keyword(call, "range") is not None:
             name = (ctx.qualname(call.func) or "").rsplit(".", 1)[-1]
             yield Hit(call, f"{name}(range=...) is refused by current torchvision (renamed value_range): TypeError")
-        if method(call) != "load_state_dict" or ctx.kind(receiver(call)) not in {"optimizer", "scheduler"}:
+        if method(call) != "load_state_dict" or not _torch_optimizer(ctx, receiver(call)):
             continue
         if len(call.args) > 1 or keyword(call, "strict") is not None:
-            what = ctx.kind(receiver(call))
+            what = ctx.kind(receiver(call)) or "optimizer"
             yield Hit(call, f"the {what}'s load_state_dict takes the state alone: strict= is a module's (TypeError)")
+
+
+def _torch_optimizer(ctx: FileContext, node: ast.expr | None) -> bool:
+    """Built by a ``torch.optim`` class (``optim.Adam(...)``, or ``optim_map[name](...)`` over a
+    dict holding them, RAdam's train_1bw.py), not a wrapper with its own ``load_state_dict``
+    (fairseq's ``FP16Optimizer.load_state_dict(state, overrides)``)."""
+    key = dotted(node) if node is not None else None
+    built = [v for v in ctx.assignments.get(key or "", []) if isinstance(v, ast.Call)]
+    if not built:
+        return False
+    func = built[-1].func
+    if isinstance(func, ast.Subscript):
+        tables = [v for v in ctx.assignments.get(dotted(func.value) or "", []) if isinstance(v, ast.Dict)]
+        return bool(tables) and any(_torch_optim_class(ctx, v) for v in tables[-1].values)
+    return _torch_optim_class(ctx, func)
+
+
+def _torch_optim_class(ctx: FileContext, node: ast.expr) -> bool:
+    """``optim.Adam`` / ``torch.optim.lr_scheduler.StepLR``, or ``functools.partial(optim.SGD, ...)``."""
+    if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").endswith("partial") and node.args:
+        node = node.args[0]
+    return (ctx.qualname(node) or "").startswith("torch.optim.")
 
 
 def _used(ctx: FileContext, name: str) -> bool:
