@@ -1,5 +1,5 @@
 """Rules about old code that no longer runs: torch 0.3's ``async=`` keyword of ``.cuda()``
-(TW135), Python 2's ``it.next()`` on an iterator (TW136).
+(TW135), Python 2's ``it.next()`` on an iterator (TW136) and its removed builtins (TW144).
 
 >>> from torchwise.lint.engine import lint_source
 >>> [(f.code, f.line) for f in lint_source("import torch\\ny = x.cuda(async=True)\\n")]
@@ -87,3 +87,49 @@ def _makes_iterator(ctx: FileContext, value: ast.AST) -> bool:
         return True
     target = ctx.callee(value)
     return target is not None and any(isinstance(n, ast.Yield | ast.YieldFrom) for n in ctx.walk(target))
+
+
+# Python 2 builtins Python 3 removed, with what replaced them.
+_PY2_BUILTINS = {
+    "xrange": "range",
+    "raw_input": "input",
+    "unicode": "str",
+    "basestring": "str",
+    "unichr": "chr",
+    "long": "int",
+    "execfile": "exec(open(path).read())",
+    "reduce": "functools.reduce",
+    "cmp": "a key function",
+}
+_PY2_DICT_METHODS = {"iteritems": "items", "itervalues": "values", "iterkeys": "keys", "has_key": "`key in d`"}
+
+
+@rule("TW144", Level.ERROR, hint="use the Python 3 name (the message says which)")
+def python2_names(ctx: FileContext) -> Iterator[Hit]:
+    """Python 2's ``xrange``, ``raw_input``, ``unicode``, ``d.iteritems()``, ``d.has_key(k)``.
+
+    Why: Python 3 removed them: the line raises ``NameError`` (or ``AttributeError`` for the dict
+    methods) when it runs, often inside the training loop (``for i in xrange(iters):``).
+    Fix: ``range``, ``input``, ``str``, ``d.items()``, ``k in d``, ``functools.reduce``.
+    It reports a removed builtin that the file neither defines, assigns nor imports (a
+    ``try: raw_input except NameError: raw_input = input`` shim counts as defining it), and the
+    removed dict methods called on anything.
+    Cannot see: names of Python 2 modules (``cPickle``, ``urllib2``: the import fails first and
+    says so), or an object of another file whose class defines ``iteritems``.
+    """
+    defined = set(ctx.assignments) | set(ctx.functions) | set(ctx.imports)
+    defined |= {n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)}
+    defined |= {a.arg for n in ctx.nodes if isinstance(n, ast.arguments) for a in [*n.args, *n.kwonlyargs]}
+    for node in ctx.nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in _PY2_BUILTINS:
+            if node.id not in defined:
+                yield Hit(node, f"{node.id} is Python 2 only (NameError in Python 3): use {_PY2_BUILTINS[node.id]}")
+        elif isinstance(node, ast.Call) and (name := method(node)) in _PY2_DICT_METHODS:
+            if _defines_method(ctx, name):
+                continue
+            new = _PY2_DICT_METHODS[name or ""]
+            yield Hit(node, f".{name}() is Python 2 only (AttributeError in Python 3): use {new}")
+
+
+def _defines_method(ctx: FileContext, name: str | None) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == name for n in ctx.nodes)

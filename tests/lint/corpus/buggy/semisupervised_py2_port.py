@@ -1,5 +1,5 @@
 """A semi-supervised CIFAR trainer written for Python 2 and torchvision 0.2, run unchanged today:
-`it.next()` on the loader's iterator, `transforms.Scale`, a flag inverted with `~`, and a
+`it.next()` on the loader's iterator, `xrange`, `transforms.Scale`, a flag inverted with `~`, and a
 `--resume` kept from a resume block since deleted."""
 
 import argparse
@@ -13,7 +13,7 @@ def train(labeled_loader, unlabeled_loader, model, optimizer, steps):
     model.train()
     labeled_iter = iter(labeled_loader)
     unlabeled_iter = iter(unlabeled_loader)
-    for step in range(steps):
+    for step in xrange(steps):  # expect: TW144
         try:
             inputs_x, targets_x = labeled_iter.next()  # expect: TW136
         except StopIteration:
