@@ -118,6 +118,7 @@ def python2_names(ctx: FileContext) -> Iterator[Hit]:
     says so), or an object of another file whose class defines ``iteritems``.
     """
     defined = set(ctx.assignments) | set(ctx.functions) | set(ctx.imports)
+    defined |= {n.id for n in ctx.nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # for, with, :=
     defined |= {n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)}
     defined |= {a.arg for n in ctx.nodes if isinstance(n, ast.arguments) for a in [*n.args, *n.kwonlyargs]}
     for node in ctx.nodes:
