@@ -19,6 +19,7 @@ MODULES = [
     "torchwise.lint.rules",
     "torchwise.lint.rules.clipping",
     "torchwise.lint.rules.config_keys",
+    "torchwise.lint.rules.int_division",
     "torchwise.lint.rules.legacy",
     "torchwise.lint.rules.options",
     "torchwise.lint.rules.removed",

@@ -24,6 +24,7 @@ def all_rules() -> dict[str, Rule]:
         evaluation,
         flow,
         hygiene,
+        int_division,
         legacy,
         loop,
         optimizer,
