@@ -17,6 +17,14 @@ MODULES = [
     "torchwise.lint.registry",
     "torchwise.lint.report",
     "torchwise.lint.rules",
+    "torchwise.lint.rules.clipping",
+    "torchwise.lint.rules.config_keys",
+    "torchwise.lint.rules.int_division",
+    "torchwise.lint.rules.legacy",
+    "torchwise.lint.rules.options",
+    "torchwise.lint.rules.removed",
+    "torchwise.lint.rules.shared_grads",
+    "torchwise.lint.trained",
 ]
 
 

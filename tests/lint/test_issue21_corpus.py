@@ -60,7 +60,7 @@ def test_worked_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     assert (result["bugs"], len(result["found"])) == (28, 27)
-    assert (result["warnings+errors"], len(result["right"])) == (40, 40)
+    assert (result["warnings+errors"], len(result["right"])) == (45, 45)
 
 
 def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus():
@@ -78,15 +78,25 @@ def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus
 def test_round3_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_3)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
-    assert (result["bugs"], len(result["found"])) == (19, 12)
-    assert (result["warnings+errors"], len(result["right"])) == (11, 11)
+    # Round 5: TW141 finds pytorch-a3c's gradients shared by reference, TW137 DDPG's np.float.
+    assert (result["bugs"], len(result["found"])) == (19, 14)
+    assert (result["warnings+errors"], len(result["right"])) == (13, 13)
 
 
 @pytest.mark.parametrize(
     "folder, found, warned, right",
     # Round 4 lowered what a file cannot show to info (TW103 on models defined elsewhere) and
-    # re-judged Person_reID's four TW108 warnings true under TW108's settled rule.
-    [(HELD_OUT, 8, 24, 24), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 25, 22, 22), (HELD_OUT_4, 11, 16, 16)],
+    # re-judged Person_reID's four TW108 warnings true under TW108's settled rule. Round 5 made a
+    # scheduler stepped before the optimizer every batch info (one step of thousands is lost):
+    # pytorch-semseg's, judged a bug in round 1, is still found by it, no longer as a warning;
+    # its TW137 (torchvision's removed transforms.Scale) adds three right errors to drn's classify.py,
+    # and TW139 (a --pretrained / --load option nothing reads) five right warnings to the two sets.
+    # Written against round 3's and 4's documented misses (halves measured long before): TW140 finds
+    # network-slimming's and PyTorch-Encoding's best accuracy reset after the resume, TW137's
+    # save_image(range=) style-based-gan's; it adds a right error on DALLE's make_grid(range=).
+    # TW142 finds TCN's clip before backward; TW108 now reads a --no-cuda option as a CPU path
+    # (TW108's settled rule), which finds PyTorch-Encoding test.py's two unguarded .cuda().
+    [(HELD_OUT, 8, 27, 27), (HELD_OUT_B, 20, 29, 29), (HELD_OUT_3, 28, 30, 30), (HELD_OUT_4, 13, 19, 19)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)", "held-out-4 (measured once at 882f8f2)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):
@@ -110,5 +120,6 @@ def test_round4_halves_share_no_repository_with_each_other_or_any_earlier_corpus
 def test_round4_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_4)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
-    assert (result["bugs"], len(result["found"])) == (7, 2)
-    assert (result["warnings+errors"], len(result["right"])) == (6, 6)
+    # Round 5's TW139 finds pytorch-YOLOv4's --load that nothing reads (line 542).
+    assert (result["bugs"], len(result["found"])) == (7, 3)
+    assert (result["warnings+errors"], len(result["right"])) == (7, 7)

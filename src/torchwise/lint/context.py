@@ -211,15 +211,27 @@ class FileContext:
         )
 
     def kind(self, node: ast.AST | None) -> str | None:
-        """What an object is: optimizer, scheduler, scaler, loader or model (or None)."""
+        """What an object is: optimizer, scheduler, scaler, loader or model (or None). A name
+        whose parameters an optimizer built here updates is a model, whatever it is called
+        (DGI's ``log = LogReg(...)``)."""
         if node is None:
             return None
         name = dotted(node)
-        return classify(
+        found = classify(
             built_from=self.constructor(node),
             name=name.rsplit(".", 1)[-1] if name else "",
             module_classes=self.module_classes,
         )
+        if found is None and name in self.trained:
+            return "model"
+        return found
+
+    @cached_property
+    def trained(self) -> frozenset[str]:
+        """Names whose ``.parameters()`` go into an optimizer built here."""
+        from torchwise.lint.trained import trained_names
+
+        return trained_names(self)
 
     # --- call classifiers ---------------------------------------------------------------
 

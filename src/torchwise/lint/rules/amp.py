@@ -9,8 +9,8 @@ from torchwise.lint.context import FileContext, method, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.clipping import CLIPS
 
-_CLIPS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_"})
 _DEPRECATED = {"torch.cuda.amp.autocast": "autocast", "torch.cuda.amp.GradScaler": "GradScaler"}
 
 
@@ -52,7 +52,7 @@ def clip_before_unscale(ctx: FileContext) -> Iterator[Hit]:
     (it asks for the call in the loop itself).
     """
     for clip in ctx.calls:
-        if (ctx.qualname(clip.func) or "") not in _CLIPS:
+        if (ctx.qualname(clip.func) or "") not in CLIPS:
             continue
         loops = ctx.loops(clip)
         region = loops[0] if loops else ctx.scope_of(clip)

@@ -9,20 +9,31 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, keyword, method
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.data import argparse_option
 
 # An `if` on one of these decides whether CUDA is there: `if torch.cuda.is_available():`,
 # `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`.
 _DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device", re.I)
 _CUDA_TENSOR = re.compile(r"^torch\.cuda\.\w*Tensor$")
 # A test that asks whether CUDA is there at all (not how many GPUs): `torch.cuda.is_available()`,
-# `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`; `device_count() > 1` is not one.
-_AVAILABILITY = re.compile(r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s)])", re.I)
+# `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`, a GPU count against zero
+# (`args.ngpu > 0`, outlier-exposure's "--ngpu: 0 = CPU"); `device_count() > 1` is not one.
+_AVAILABILITY = re.compile(
+    r"is_available|(^|[\s.(_])(no_)?(cuda|gpu|gpus)($|[\s)])|(^|[\s.(_])(n_?|num_?)gpus?\s*(>\s*0|>=\s*1|!=\s*0)\b",
+    re.I,
+)
 
 
 def _defines_device(ctx: FileContext) -> bool:
-    """A ``device`` variable that the script moves things with (``.to(device)``)."""
+    """A ``device`` the script sets itself (an assignment, or a ``--device`` option declared
+    here) and moves things with."""
     if any(key.rsplit(".", 1)[-1] == "device" for key in ctx.assignments):
         return True
+    return _moves_to_device(ctx) and argparse_option(ctx, "device") is not None
+
+
+def _moves_to_device(ctx: FileContext) -> bool:
+    """``.to(device)`` / ``.to(args.device)`` somewhere in the file."""
     return any(method(c) == "to" and c.args and (dotted(c.args[0]) or "").endswith("device") for c in ctx.calls)
 
 
@@ -55,6 +66,26 @@ def _behind_device_check(ctx: FileContext, node: ast.AST, pattern: re.Pattern[st
 def _checks_availability(ctx: FileContext) -> bool:
     """Some ``.cuda()`` in the file runs only when CUDA is there: the file means to run without it."""
     return any(method(c) == "cuda" and _behind_device_check(ctx, c, _AVAILABILITY) for c in ctx.calls)
+
+
+# `--no-cuda`, `--no_cuda`, `--cpu`, `--disable-cuda`: an option to run without a GPU.
+_CPU_OPTION = re.compile(r"^--(no[-_]?cuda|cpu|use[-_]cpu|disable[-_]cuda|no[-_]gpu)$", re.I)
+
+
+def _offers_cpu(ctx: FileContext) -> bool:
+    """An option to run on the CPU (PyTorch-Encoding's ``--no-cuda``, whose ``args.cuda`` guards
+    only the loader's ``pin_memory``), or CUDA's availability read into a flag
+    (``use_cuda = torch.cuda.is_available()``): the script means to run without a GPU."""
+    for call in ctx.calls:
+        if method(call) == "add_argument" and any(
+            isinstance(a, ast.Constant) and _CPU_OPTION.match(str(a.value)) for a in call.args
+        ):
+            return True
+        if (ctx.qualname(call.func) or "").endswith("cuda.is_available"):
+            statement = ctx.statement(call)
+            if isinstance(statement, ast.Assign) and not isinstance(ctx.parents.get(call), ast.Call):
+                return True
+    return False
 
 
 def _refuses_cpu(ctx: FileContext) -> bool:
@@ -109,7 +140,10 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     the rest of the file makes: only in a file where another
     ``.cuda()`` sits under ``if torch.cuda.is_available():`` / ``if use_cuda:`` /
     ``if args.cuda:``; a file that makes no such check, or refuses to run without CUDA
-    (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design.
+    (``else: raise ...``, ``assert torch.cuda.is_available()``), is CUDA-only by design. A file
+    that moves data with ``.to(args.device)`` but neither sets that device nor checks for CUDA
+    gets its device from another file (LoRA's ``parse_gpu``): whether it offers a CPU path is
+    out of sight, so its ``.cuda()`` is info.
     Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
     ``if`` that mentions cuda/gpu/device, and scripts that call ``torch.cuda.set_device``
     outside an availability check (NCCL ranks, a ``--gpu_ids`` default): CUDA-only by design.
@@ -117,7 +151,12 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     if _cuda_only(ctx) or _refuses_cpu(ctx):
         return
     with_device = _defines_device(ctx)
-    if not with_device and not _checks_availability(ctx):
+    if not with_device and not _checks_availability(ctx) and not _offers_cpu(ctx):
+        if _moves_to_device(ctx):  # LoRA's gpt2_ft.py: args.device comes from gpu.py's parse_gpu
+            for call in ctx.calls:
+                if method(call) == "cuda" and not _behind_device_check(ctx, call):
+                    where = "the file's .to(device) uses a device set where lint cannot read it"
+                    yield Hit(call, f".cuda() hard-codes the device; {where}", level=Level.INFO)
         return
     for call in ctx.calls:
         if _behind_device_check(ctx, call):

@@ -71,7 +71,17 @@ def _feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
 
 
 def _uses_grad(ctx: FileContext, call: ast.Call) -> bool:
-    return ctx.is_backward(call) or method(call) == "requires_grad_" or "autograd.grad" in (dotted(call.func) or "")
+    """A backward, or a call into a function of this file that runs one (LoRA's
+    ``optimizer_step(loss, ...)``): what is handed to it is trained on."""
+    if ctx.is_backward(call) or method(call) == "requires_grad_" or "autograd.grad" in (dotted(call.func) or ""):
+        return True
+    target = ctx.callee(call)
+    return target is not None and _backpropagates(ctx, target)
+
+
+def _backpropagates(ctx: FileContext, root: ast.AST) -> bool:
+    """A ``backward()`` in ``root`` or in the functions of this file it calls."""
+    return any(ctx.is_backward(c) for c in ctx.reached_calls(root, 2))
 
 
 def _grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
@@ -97,7 +107,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     and with autograd on in another is reported where autograd is on.
     Where only the function's name says evaluation, its callers in this file decide: one whose
     result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
-    stored actions for the loss).
+    stored actions for the loss). A backward run by a function of this file that the result is
+    handed to counts (LoRA's ``train_validate()`` passes its loss to ``optimizer_step()``).
     Cannot see: a caller in another file (where only the function's name says evaluation and
     nothing here calls it, it is reported as info); a no_grad set by such a caller; an
     evaluation with neither a volatile input nor evaluation-like data in a function with a
@@ -118,7 +129,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         scope = ctx.scope_of(call)
         function = ctx.function(call)
         on_eval_data = any(_EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
-        in_eval_function = bool(function and _EVAL_DATA_WORDS.search(function.name) and not ctx.has_backward(function))
+        eval_name = bool(function and _EVAL_DATA_WORDS.search(function.name))
+        in_eval_function = function is not None and eval_name and not _backpropagates(ctx, function)
         volatile = _volatile_input(ctx, call, scope)
         if not (on_eval_data or in_eval_function or volatile) or _grad_off_before(ctx, scope, call):
             continue

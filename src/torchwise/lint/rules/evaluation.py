@@ -130,7 +130,7 @@ def _switched_models(ctx: FileContext) -> set[str]:
 
 def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
     for loop, iterable in _data_loops(ctx):
-        names = ctx.data_names(iterable)
+        names = ctx.data_names(iterable) or _named_through(ctx, loop, iterable)
         if not names and isinstance(loop, ast.For):
             names = _pulled_loaders(ctx, loop)
         if not names:
@@ -139,13 +139,50 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
         if any(_uses_gradients(ctx, c) for c in reached):
             continue
         switched = _switched_models(ctx)
-        if not any(ctx.kind(c.func) == "model" or dotted(c.func) in switched for c in ctx.calls_in(loop)):
+        if not any(
+            ctx.kind(c.func) == "model" or dotted(c.func) in switched or _model_method_on_batch(ctx, c, loop)
+            for c in ctx.calls_in(loop)
+        ):
             continue
         no_grad = _grad_disabled(ctx, loop)
         function = ctx.function(loop)
         named_eval = any(_EVAL_WORDS.search(n) for n in names) or bool(function and _EVAL_WORDS.search(function.name))
         if no_grad or named_eval or last_mode_before(ctx, ctx.scope_of(loop), loop) == "eval":
             yield loop, no_grad
+
+
+def _named_through(ctx: FileContext, loop: ast.AST, iterable: ast.expr) -> list[str]:
+    """The data names of the value a plain name was last given before the loop, in the loop's
+    function: RAdam's ``iterator = data_loader.get_tqdm()``, ``pbar = tqdm(val_loader)``."""
+    if not isinstance(iterable, ast.Name):
+        return []
+    given = [
+        n.value
+        for n in ctx.walk(ctx.scope_of(loop))
+        if isinstance(n, ast.Assign)
+        and position(n) < position(loop)
+        and any(dotted(t) == iterable.id for t in n.targets)
+    ]
+    return ctx.data_names(max(given, key=position)) if given else []
+
+
+# Methods of a module that do not run it on data.
+_NOT_FORWARDS = frozenset(
+    "eval train parameters named_parameters state_dict load_state_dict zero_grad to cuda cpu half float "
+    "double modules children named_modules apply requires_grad_ init_hidden reset register_buffer".split()
+)
+
+
+def _model_method_on_batch(ctx: FileContext, call: ast.Call, loop: ast.AST) -> bool:
+    """``lm_model.log_prob(word_t)``: a method of a model run on what the loop yields."""
+    model = receiver_of(call)
+    if model is None or method(call) in _NOT_FORWARDS:
+        return False
+    if not (ctx.kind(model) == "model" or dotted(model) in _switched_models(ctx)):
+        return False
+    targets = getattr(loop, "target", None) or getattr(getattr(loop, "generators", [None])[0], "target", None)
+    yielded = {n.id for n in ast.walk(targets) if isinstance(n, ast.Name)} if targets is not None else set()
+    return any(isinstance(n, ast.Name) and n.id in yielded for a in call.args for n in ast.walk(a))
 
 
 def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -265,27 +302,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
 
 
 def optimized_models(ctx: FileContext) -> set[str]:
-    """Names whose ``.parameters()`` go into an optimizer built here (directly or through a
-    name bound to them): ``Adam(generator.parameters())`` gives {"generator"}."""
-
-    def collect() -> set[str]:
-        names: set[str] = set()
-        for call in ctx.calls:
-            name = ctx.qualname(call.func) or ""
-            aliases = [ctx.qualname(a) or "" for a in ctx.assignments.get(dotted(call.func) or "", [])]
-            name = next((a for a in aliases if a.startswith("torch.optim.")), name)  # optim_name = optim.SGD
-            if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
-                continue
-            args = [*call.args, *(k.value for k in call.keywords)]
-            # Names inside the arguments too: [{"params": base_params}] with base_params = ...
-            named = [n for a in args for n in ast.walk(a) if isinstance(n, ast.Name | ast.Attribute)]
-            values = args + [v for n in named for v in ctx.assignments.get(dotted(n) or "", [])]
-            for node in (n for v in values for n in ast.walk(v)):
-                if isinstance(node, ast.Call) and method(node) in {"parameters", "named_parameters"}:
-                    names.add(dotted(receiver_of(node)) or "")
-        return names - {""}
-
-    return ctx.memo("optimized_models", collect)
+    """Names whose ``.parameters()`` go into an optimizer built here (``FileContext.trained``)."""
+    return set(ctx.trained)
 
 
 @rule("TW120", Level.ERROR, hint="move backward() out of the no_grad / inference_mode block")

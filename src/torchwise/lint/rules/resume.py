@@ -1,4 +1,5 @@
-"""TW131: a resume that brings back the weights but not the optimizer, scaler or schedule."""
+"""Resumes that lose state: the weights back without the optimizer, scaler or schedule (TW131), a
+restored value set to a constant again after the resume (TW140)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from torchwise.lint.context import FileContext, dotted, keyword, method, position, receiver
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.data import argparse_option
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
@@ -39,7 +41,32 @@ def in_resume(ctx: FileContext, node: ast.AST) -> bool:
 
 
 def _resume_test(ctx: FileContext, test: ast.expr) -> bool:
-    return bool(_RESUME_WORDS.search(ast.unparse(test))) or _resume_option(ctx, test)
+    text = ast.unparse(test)
+    if not (_RESUME_WORDS.search(text) or _resume_option(ctx, test)):
+        return False
+    return not _initial_weights(ctx, test, text)
+
+
+# `if args.init_checkpoint is not None:` ("pretrained checkpoint path"): weights to start a
+# fine-tune from, not a resume; `init_from == 'resume'` (nanoGPT) says resume and stays one.
+_INITIAL_WORDS = re.compile(r"pretrain|init|finetun|fine_tun|warm_?start", re.I)
+_CONTINUE_WORDS = re.compile(r"resum|restart|continu", re.I)
+
+
+def _initial_weights(ctx: FileContext, test: ast.expr, text: str) -> bool:
+    """A test on a checkpoint that its name or its option's help calls pretrained or initial
+    weights, with no word of resuming."""
+    if _CONTINUE_WORDS.search(text):
+        return False
+    helps = []
+    for node in ast.walk(test):
+        declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
+        help_text = keyword(declared, "help") if declared is not None else None
+        if isinstance(help_text, ast.Constant):
+            helps.append(str(help_text.value))
+    if any(_CONTINUE_WORDS.search(h) for h in helps):
+        return False
+    return bool(_INITIAL_WORDS.search(text)) or any(_INITIAL_WORDS.search(h) for h in helps)
 
 
 def _negated(test: ast.expr) -> bool:
@@ -75,6 +102,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
+    A load in a helper whose state comes in as a parameter counts when a caller here passes a
+    value it was given under a resume branch (AdaBound's ``build_model(args, device, ckpt=ckpt)``
+    after ``if args.resume: ckpt = load_checkpoint(...)``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
@@ -93,13 +123,44 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         missing.append("scheduler")
     if not missing:
         return
-    anchors = [c for c in ctx.calls if in_resume(ctx, c) and _restores_weights(ctx, c)]
+    loads = [c for c in ctx.calls if _restores_weights(ctx, c)]
+    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c)]
     if missing == ["scheduler"]:  # weights and optimizer may both come back: any restore will do
         anchors += [c for c in ctx.calls if in_resume(ctx, c) and method(c) == "load_state_dict"]
     if anchors:
         call = min(anchors, key=position)
         what = " or the ".join(missing)
         yield Hit(call, f"resume restores the weights but not the {what}" + _SCHEDULE_NOTE * ("scheduler" in missing))
+
+
+def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
+    """``net.load_state_dict(ckpt["net"])`` in ``build_model(args, device, ckpt=None)``, where a
+    caller of this file passes a ``ckpt`` it was given under a resume branch (AdaBound's
+    ``if args.resume: ckpt = load_checkpoint(ckpt_name)``)."""
+    function = ctx.function(call)
+    root = next((dotted(n) for a in call.args for n in ast.walk(a) if isinstance(n, ast.Name)), None)
+    if function is None or root is None:
+        return False
+    params = [a.arg for a in [*function.args.args, *function.args.kwonlyargs]]
+    if root not in params:
+        return False
+    positional = [a.arg for a in function.args.args]
+    for site in call_sites(ctx, function):
+        given = next((k.value for k in site.keywords if k.arg == root), None)
+        index = positional.index(root) if root in positional else -1
+        offset = 1 if positional[:1] in (["self"], ["cls"]) and isinstance(site.func, ast.Attribute) else 0
+        if given is None and 0 <= index - offset < len(site.args):
+            given = site.args[index - offset]
+        name = dotted(given) if given is not None else None
+        scope = ctx.scope_of(site)
+        assigned = [
+            n
+            for n in ctx.walk(scope)
+            if isinstance(n, ast.Assign) and any(dotted(t) == name for t in n.targets) and isinstance(n.value, ast.Call)
+        ]
+        if name and any(in_resume(ctx, n) for n in assigned):
+            return True
+    return False
 
 
 def _handed_on(ctx: FileContext) -> set[str | None]:
@@ -153,3 +214,51 @@ def _schedule_restarts(ctx: FileContext) -> bool:
         if loops and any(ctx.is_optimizer_step(c) and ctx.loops(c)[0] is loops[0] for c in ctx.calls_in(loops[0])):
             return True
     return False
+
+
+@rule("TW140", Level.WARNING, hint="set the starting value before the resume block, not after it")
+def restored_then_reset(ctx: FileContext) -> Iterator[Hit]:
+    """A value the resume restores (``best_prec1 = checkpoint['best_prec1']``) set to a constant
+    again after the resume block.
+
+    Why: the resumed run forgets what it restored: a best accuracy reset to 0 makes the first
+    epoch after the resume "the best" and overwrites ``model_best`` with a worse model
+    (network-slimming's ``best_prec1 = 0.`` after its resume block, PyTorch-Encoding's
+    ``self.best_pred = 0.0`` after the trainer's).
+    Fix: give the starting value before the resume block, so the resume can overwrite it.
+    It reports a constant given to a name (or ``self.`` attribute) that a resume branch sets
+    from what it loaded, later in the same function (or at module level) and outside that
+    branch, under no ``if`` or loop that does not also hold the resume.
+    Cannot see: a value restored in one function and reset in another, or reset through a
+    helper.
+    """
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.Assign) and in_resume(ctx, node) and _from_loaded(node.value)):
+            continue
+        branches = [a for a in ctx.ancestors(node) if isinstance(a, ast.If) and _resume_test(ctx, a.test)]
+        if not branches:
+            continue
+        end = (branches[-1].end_lineno or branches[-1].lineno, 0)  # the outermost: its else is part of it
+        names = {dotted(t) for t in node.targets} - {None}
+        for later in ctx.walk(ctx.scope_of(node)):
+            if not (isinstance(later, ast.Assign) and isinstance(later.value, ast.Constant)):
+                continue
+            if position(later) <= end or not names & {dotted(t) for t in later.targets}:
+                continue
+            if _unconditional(ctx, later, branches[-1]):
+                what = ast.unparse(later.targets[0])
+                yield Hit(later, f"{what} is reset here after the resume restored it (line {node.lineno})")
+
+
+def _from_loaded(value: ast.expr) -> bool:
+    """``checkpoint['best_prec1']``, ``ckpt.get('best', 0)``: a value read out of a container."""
+    nodes = ast.walk(value)
+    return any(isinstance(n, ast.Subscript) or (isinstance(n, ast.Call) and method(n) == "get") for n in nodes)
+
+
+def _unconditional(ctx: FileContext, node: ast.AST, branch: ast.AST) -> bool:
+    """``node`` runs whenever the resume ``branch`` is reached: every ``if`` / loop / ``try`` /
+    ``with`` around it is around the branch too (both under ``if __name__ == "__main__":``)."""
+    around_branch = set(map(id, ctx.ancestors(branch)))
+    blocks = ast.If | ast.For | ast.While | ast.Try | ast.With | ast.AsyncFor | ast.AsyncWith
+    return all(id(a) in around_branch for a in ctx.ancestors(node) if isinstance(a, blocks))

@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, keyword, position
+from torchwise.lint.context import FileContext, Loop, dotted, keyword, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -34,20 +34,43 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
 
     Why: since PyTorch 1.1 the scheduler expects to follow the optimizer; stepping it first
     skips the first value of the schedule (warm-up starts one step late, the initial LR is
-    never used) and PyTorch warns about it.
+    never used) and PyTorch warns about it. Stepped once per epoch, every epoch runs at the
+    next epoch's LR and each decay comes an epoch early.
     Fix: ``optimizer.step()`` then ``scheduler.step()``.
+    It also reports the first statement of a per-epoch function (one called inside a loop)
+    that steps the scheduler before the loop that steps the optimizer (NRI's ``train(epoch)``).
     A step given its epoch (``scheduler.step(epoch)``, the pre-1.1 idiom) sets the LR from the
-    epoch itself, so its place does not matter and it is not reported.
+    epoch itself, so its place does not matter and it is not reported. A scheduler stepped
+    every batch, in the loop that steps the optimizer, loses one step of thousands: info.
     Cannot see: steps made in helpers of other files, or a scheduler stepped on purpose once
     before training to set the first LR.
     """
     for call in ctx.calls:
+        if not ctx.is_scheduler_step(call) or _explicit_epoch(call):
+            continue
         loops = ctx.loops(call)
-        if not loops or not ctx.is_scheduler_step(call) or _explicit_epoch(call):
+        if not loops:
+            if _epoch_function_steps_later(ctx, call):
+                yield Hit(call, "scheduler.step() runs before this epoch's optimizer steps (the loop below)")
             continue
         steps = _optimizer_steps(ctx, loops[0])
-        if steps and min(steps) > position(call):
+        if not steps or min(steps) < position(call):
+            continue
+        if _stepped_per_batch(ctx, call):
+            message = "scheduler.step() runs before optimizer.step() every batch: the schedule's first step is lost"
+            yield Hit(call, message, level=Level.INFO)
+        else:
             yield Hit(call, "scheduler.step() runs before optimizer.step() in this iteration")
+
+
+def _epoch_function_steps_later(ctx: FileContext, call: ast.Call) -> bool:
+    """``call`` sits outside any loop in a function that a loop of this file calls, and a loop
+    after it in that function steps the optimizer: the function is one epoch."""
+    function = ctx.function(call)
+    if function is None or not any(ctx.callee(c) is function and ctx.loops(c) for c in ctx.calls):
+        return False
+    later = [n for n in ctx.walk(function) if isinstance(n, Loop) and position(n) > position(call)]
+    return any(_optimizer_steps(ctx, loop) for loop in later)
 
 
 def _schedule_kind(ctx: FileContext, scheduler: ast.expr | None) -> tuple[str, str] | None:

@@ -25,7 +25,9 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     that the loop calls only under no_grad (an EMA copy such as stylegan2's ``g_ema``, a
     frozen teacher), stays in eval on purpose and is not reported; so does a model handed to a
     helper that switches its parameter to eval when it is not the model the optimizer trains
-    (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch).
+    (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch), nor an
+    alias the loop gives only other objects; an alias that is the trained model on one branch
+    and a copy on another (FixMatch's ``test_model``, chosen by ``--use-ema``) is info.
     """
     optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
@@ -45,9 +47,15 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
                     switched = _argument_switched(ctx, call)
                     if switched and switched not in optimized and _built_in(ctx, switched, loop):
                         continue  # evaluate(eval_model, ...): a copy built here goes to eval, not the model trained
+                aliases = _aliases(ctx, switched, loop) if switched and switched not in optimized else set()
+                if aliases and not aliases & optimized:
+                    continue  # test_model = ema.module: a copy goes to eval
                 reported.add(call)
                 message = "model switched to eval() in the training loop and never back to train()"
-                if _handed_outside(ctx, switched, reached):
+                if aliases - optimized:
+                    what = f"{switched} is the trained model on one branch only ({', '.join(sorted(aliases))})"
+                    yield Hit(call, f"{message} where {what}", level=Level.INFO)
+                elif _handed_outside(ctx, switched, reached):
                     yield Hit(
                         call, f"{message} here (a function of another file it is handed to may)", level=Level.INFO
                     )
@@ -86,6 +94,17 @@ def _handed_outside(ctx: FileContext, model: str | None, calls: list[ast.Call]) 
         and any(dotted(a) == model for a in [*c.args, *(k.value for k in c.keywords)])
         for c in calls
     )
+
+
+def _aliases(ctx: FileContext, name: str, loop: ast.AST) -> set[str]:
+    """What ``name = other`` gives ``name`` inside the loop, where every value it is given there
+    is another name (FixMatch's ``test_model = ema_model.ema`` if ``args.use_ema`` else
+    ``model``); empty when any value is something else."""
+    values = [
+        n.value for n in ctx.walk(loop) if isinstance(n, ast.Assign) and any(dotted(t) == name for t in n.targets)
+    ]
+    names = {dotted(v) for v in values}
+    return {n for n in names if n} if values and None not in names else set()
 
 
 def _built_in(ctx: FileContext, name: str, loop: ast.AST) -> bool:

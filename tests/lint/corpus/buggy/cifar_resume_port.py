@@ -1,5 +1,6 @@
-"""A CIFAR trainer in the 2018 style: the LR is set by building a new optimizer each epoch, and
-a resume hands the scheduler its epoch without bringing the optimizer back."""
+"""A CIFAR trainer in the 2018 style: the LR is set by building a new optimizer each epoch, a
+resume hands the scheduler its epoch without bringing the optimizer back, and the best accuracy
+it restores is reset right after."""
 
 import argparse
 
@@ -38,9 +39,17 @@ if __name__ == "__main__":
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--start-epoch", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=200)
+    parser.add_argument("--resume", default="")
     args = parser.parse_args()
     torch.manual_seed(0)
     net = nn.Linear(4, 2)
+    best_acc = 0.0
+    if args.resume:
+        checkpoint = torch.load(args.resume, map_location="cpu")
+        net.load_state_dict(checkpoint["net"])  # expect: TW131
+        best_acc = checkpoint["acc"]
+        args.start_epoch = checkpoint["epoch"] + 1
+    best_acc = 0.0  # expect: TW140
     for epoch in range(args.epochs):
         train(net, [], nn.CrossEntropyLoss(), epoch, args.lr)
     finetune(net, [], nn.CrossEntropyLoss(), args)

@@ -1,8 +1,12 @@
-"""Semantic segmentation with a validation pass every few hundred steps."""
+"""Semantic segmentation with a validation pass every few hundred steps, its settings in a dict
+that lacks one key the validation reads, and an integer array divided in place."""
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader
+
+settings = {"crop_size": 473, "ignore_index": 255, "val_every": 500}
 
 
 def mean_iou(logits, masks, classes):
@@ -15,9 +19,16 @@ def mean_iou(logits, masks, classes):
     return torch.stack(ious).mean()
 
 
+def pixel_accuracy(hits, totals):
+    counts = np.zeros(len(totals), dtype=np.int64)
+    counts += hits
+    counts /= totals  # expect: TW145
+    return counts
+
+
 def validate(model, val_loader, classes):
     model.eval()
-    scores = []
+    scores = [torch.zeros(settings["val_size"])]  # expect: TW143
     for images, masks in val_loader:  # expect: TW104
         scores.append(mean_iou(model(images), masks, classes))
     return torch.stack(scores).mean()
@@ -32,12 +43,12 @@ def train(model, train_set, val_set, classes, steps=10_000, accumulate=4):
     step = 0
     while step < steps:
         for images, masks in train_loader:
-            loss = F.cross_entropy(model(images), masks, ignore_index=255)
+            loss = F.cross_entropy(model(images), masks, ignore_index=settings["ignore_index"])
             loss.backward()  # expect: TW116
             if (step + 1) % accumulate == 0:
                 optimizer.step()
                 optimizer.zero_grad()
-            if step % 500 == 0:
+            if step % settings["val_every"] == 0:
                 print(f"step {step}: val mIoU {validate(model, val_loader, classes):.3f}")  # expect: TW105
             step += 1
 
