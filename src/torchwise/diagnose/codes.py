@@ -19,6 +19,12 @@ CODES: dict[str, tuple[str, str]] = {
                                "(R^2 under 0.1): it does no better than predicting the mean"),
     "unscaled_target": ("warn", "a regression target whose mean square is 1e4 or more (values in the hundreds "
                                 "or more) that the run did not fit (R^2 under 0.9)"),
+    "unscaled_inputs": ("warn", "an input feature whose mean square over the training set is 1e4 or more "
+                                "(raw units: dollars, 0..255 pixels) and a training loss that did not fall "
+                                "below half the loss of a guess"),
+    "val_mismatch": ("warn", "validation loss never below the loss of a guess, already at the first evaluation, "
+                             "while the training loss by then was 10%+ below it: validation drawn from another "
+                             "distribution"),
     "warmup_too_long": ("warn", "the LR the run logged rose all run long and never reached a tenth of optim.lr"),
     "data_shift": ("warn", "the training loss jumped 10x or more between two log lines after it had halved, "
                            "while the logged LR was lower than earlier: what the model was fed changed"),

@@ -144,10 +144,14 @@ def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
         evidence=ev)
 
 
+def settled_alike(m: dict[str, Any]) -> bool:
+    """A plateau (under 5% change over the last third) with validation no worse than 1.2x training."""
+    return abs(m["tail_change"]) < T.PLATEAU_CHANGE and (m["val_end"] is None
+                                                          or m["val_end"] <= T.UNDERFIT_VAL_GAP * m["end"])
+
+
 def underfitting(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
-    if m["drop"] >= T.SLOW_DROP or abs(m["tail_change"]) >= T.PLATEAU_CHANGE:
-        return None
-    if m["val_end"] is not None and m["val_end"] > T.UNDERFIT_VAL_GAP * m["end"]:
+    if m["drop"] >= T.SLOW_DROP or not settled_alike(m):
         return None
     return RunFinding(
         "underfitting", "warn",

@@ -77,7 +77,7 @@ def vanishing(record: RunRecord) -> RunFinding | None:
 def exploding(record: RunRecord) -> RunFinding | None:
     steps, norms = record.series("train", "grad_norm")
     if len(norms) < T.MIN_POINTS:
-        return None
+        return through_time(record)
     clip = (record.config.get("train") or {}).get("clip_grad_norm")
     third = max(len(norms) // 3, 1)
     late = statistics.median(norms[-third:])
@@ -141,3 +141,30 @@ def data_bound(record: RunRecord) -> RunFinding | None:
             "cache or pre-decode slow samples in __getitem__",
         evidence={"data_wait_share": round(share, 3), "data_wait_s": round(sum(r["data_wait"] for r in lines), 4),
                   "step_time_s": round(total, 4), "steps": [lines[0]["step"], lines[-1]["step"]]})
+
+
+def through_time(record: RunRecord) -> RunFinding | None:
+    """A NaN/inf first seen in a recurrent layer's output with clipping off: the gradient through
+    time multiplies by the recurrent weights at every step of the sequence and overflowed before
+    the curve could show it growing (a run cut short has too few lines for the growth test)."""
+    clip = (record.config.get("train") or {}).get("clip_grad_norm")
+    recurrent = record.json_file("facts.json").get("recurrent_layers") or []
+    event = next((e for e in record.events if e.get("event") == "nonfinite"), {})
+    module = str(event.get("module") or "")
+    if clip or event.get("inputs_finite") is False or not any(module == r or module.startswith(f"{r}.")
+                                                               for r in recurrent):
+        return None
+    steps, norms = record.series("train", "grad_norm")
+    last = (f"; the last gradient norm logged (step {steps[-1]}) was {norms[-1]:.3g}" if norms else "")
+    return RunFinding(
+        "exploding_gradients", "warn",
+        f"the output of recurrent layer '{module}' went non-finite at step {event.get('step')} with gradient "
+        f"clipping off (train.clip_grad_norm is unset){last}",
+        why="backpropagation through time multiplies the gradient by the recurrent weights once per time step, "
+            "so recurrent weights a little too large grow it geometrically with the sequence length; without "
+            "clipping one such step throws the weights far enough that the next forward pass overflows",
+        fix="train.clip_grad_norm=1.0 (the standard remedy for recurrent models); an LSTM or GRU instead of "
+            "a plain RNN; a smaller recurrent initialisation (orthogonal with gain 1); shorter sequences "
+            f"(truncated backpropagation through time); then {lr_advice(record, 0.3)}",
+        evidence={"module": module, "step": event.get("step"), "clip_grad_norm": clip,
+                  "last_grad_norm": norms[-1] if norms else None, "recurrent_layers": recurrent})
