@@ -57,8 +57,8 @@ def prior_entropy(prior: list[float]) -> float:
 def guess_loss(record: RunRecord) -> tuple[str, float] | None:
     """The loss of a model that ignores its input, for the run's task and own loss: ``("prior
     entropy", H)`` for a classifier, ``("target variance", var)`` for an MSE regressor; else None."""
-    classes = num_classes(record)
-    if classes is not None and not (record.config.get("task") or {}).get("class_weights"):
+    task, classes = record.config.get("task") or {}, num_classes(record)
+    if classes is not None and not task.get("class_weights") and not task.get("loss"):  # the task's own CE
         return "the entropy of the training labels", prior_entropy(class_prior(record, classes))
     target = target_stats(record)
     if target is not None and target["variance"] > 0:
