@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.baselines import guess_loss
+from torchwise.diagnose.baselines import class_prior, guess_loss, num_classes
 from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
 
@@ -65,13 +65,18 @@ def val_mismatch(record: RunRecord) -> RunFinding | None:
     if not before:
         return None
     step, trained = before[-1]
-    if min(val) < guess[1] or trained >= T.MISMATCH_TRAINED * guess[1]:
+    if min(val) < guess[1]:
+        return None
+    wrong = systematically_wrong(record)
+    if trained >= T.MISMATCH_TRAINED * guess[1] and wrong is None:
         return None
     return RunFinding(
         "val_mismatch", "warn",
         f"validation loss {val[0]:.4g} at its first evaluation (step {val_steps[0]}) and never below "
         f"{guess[1]:.4g}, {guess[0]} (the loss of a guess; best {min(val):.4g}), while the training loss was "
-        f"already {trained:.4g} at step {step}",
+        f"already {trained:.4g} at step {step}"
+        + (f"; validation accuracy at most {wrong[0]:.1%}, under half the {wrong[1]:.1%} of always predicting the "
+           "largest class" if wrong is not None else ""),
         why="what the model learned on the training data made it no better than a guess on the validation data "
             "from the first evaluation on: overfitting first generalises and then drifts away, this never "
             "generalised at all, so the validation data is not drawn like the training data: preprocessed "
@@ -81,4 +86,19 @@ def val_mismatch(record: RunRecord) -> RunFinding | None:
             "samples side by side; apply the very same transforms to both (fitted on training only); split "
             "one source at random when the two came from different ones",
         evidence={"guess_loss": float(f"{guess[1]:.4g}"), "first_val_loss": val[0], "best_val_loss": min(val),
-                  "first_val_step": val_steps[0], "train_loss_before": trained, "train_step_before": step})
+                  "first_val_step": val_steps[0], "train_loss_before": trained, "train_step_before": step,
+                  "best_val_accuracy": wrong[0] if wrong else None, "majority_share": wrong[1] if wrong else None})
+
+
+def systematically_wrong(record: RunRecord) -> tuple[float, float] | None:
+    """(best validation accuracy, majority share) when every validation accuracy was under half what
+    always predicting the largest class scores: wrong more often than a guess, which only a model
+    that learned something the validation data contradicts manages."""
+    classes = num_classes(record)
+    _, accuracy = record.series("val", "accuracy")
+    if classes is None or not accuracy:
+        return None
+    majority = max(class_prior(record, classes))
+    if max(accuracy) >= T.MISMATCH_WRONG * majority:
+        return None
+    return max(accuracy), round(majority, 4)

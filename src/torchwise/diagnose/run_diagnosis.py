@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torchwise.diagnose import thresholds as T
 from torchwise.diagnose.baselines import chance_level, regression_baselines
 from torchwise.diagnose.capacity import batchnorm_small_batch, mostly_frozen, too_narrow
 from torchwise.diagnose.curves import curve_findings, loss_measures
@@ -29,9 +30,11 @@ SUPERSEDES: dict[str, set[str]] = {
     "nonfinite_input": GENERIC,
     "warmup_too_long": GENERIC,
     "mostly_frozen": GENERIC,
-    "unscaled_target": GENERIC | {"exploding_gradients"},
+    "unscaled_target": GENERIC | {"exploding_gradients", "lr_too_high"},
     "batchnorm_small_batch": GENERIC | {"lr_too_high", "exploding_gradients"},
     "data_shift": {"chance_level", "dead_units", "exploding_gradients"},  # the raw inputs caused them
+    # a loss that started far above a guess's (the first steps blew up) left the dead and saturated units
+    "lr_too_high": {"dead_units", "vanishing_gradients"},
     # a flat loss that vanishing gradients or dead units explain is not the LR's, nor a model too small
     "vanishing_gradients": {"lr_too_low", "underfitting"},
     "dead_units": {"lr_too_low", "underfitting"},
@@ -71,11 +74,21 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
             findings.append(baseline)
     codes = {f.code for f in findings}
     replaced = set().union(*(SUPERSEDES.get(code, set()) for code in codes))
-    findings = [f for f in findings if f.code not in replaced]
+    findings = [demoted(f, measures) for f in findings if f.code not in replaced]
     findings.sort(key=lambda f: (f.code != "failed", SEVERITY_ORDER[f.severity]))
     if not any(f.severity in ("warn", "error") for f in findings):
         findings.insert(0, healthy_finding(measures))
     return Diagnosis(run=record.name, findings=findings)
+
+
+def demoted(finding: RunFinding, measures: dict[str, Any] | None) -> RunFinding:
+    """Dead units in a run whose loss still fell by more than half are a note, not a fault: the
+    units that stay alive fit the data (a healthy autoencoder's code layer measured 62% dead)."""
+    if finding.code == "dead_units" and measures is not None and measures["drop"] >= T.SLOW_DROP:
+        finding.severity = "info"
+        finding.evidence["train_loss_drop"] = round(measures["drop"], 4)
+        finding.why += f"; the training loss still fell {measures['drop']:.0%}, so the units left alive fit the data"
+    return finding
 
 
 def healthy_finding(measures: dict[str, Any] | None) -> RunFinding:

@@ -169,3 +169,8 @@ every sample passes through in a plain stack ..."""
 NARROW_UNFITTED = 0.1
 """... with a plateaued training loss still above a tenth of the loss of a guess (R^2 under 0.9
 for a regressor, `TARGET_FITTED`'s line): a narrow layer the data does fit through is no fault."""
+
+MISMATCH_WRONG = 0.5
+"""val_mismatch also when every validation accuracy was under half the majority class's share
+(added after round 2's held-out measurement: inverted validation digits scored 1-3% against 10%
+while training was still 9% under the guess's loss at the first evaluation)."""
