@@ -33,3 +33,17 @@ def test_every_code_a_check_emits_is_in_the_table_and_in_help():
     assert out.returncode == 0, out.stderr
     listed = re.search(r"Codes: (.*?)\.", " ".join(out.stdout.split())).group(1)
     assert [code.strip() for code in listed.split(",")] == list(CODES)
+
+
+def test_the_round_2_held_out_figures_are_the_measured_ones():
+    """docs/diagnose.md's bold round-2 row is what heldout2_result_2026-12-02.json holds."""
+    import json
+
+    rows = json.loads((ROOT / "benchmarks" / "diagnose_planted" / "heldout2_result_2026-12-02.json").read_text())
+    sick = [r for r in rows if r["expected"] != "healthy"]
+    well = [r for r in rows if r["expected"] == "healthy"]
+    row = re.search(r"^\| \*\*held-out 2, measured once.*\| \*\*(\d+) of (\d+)\*\* \| \*\*(\d+) of (\d+)\*\* \|",
+                    PAGE.read_text(), re.MULTILINE)
+    assert row is not None
+    assert [int(g) for g in row.groups()] == [sum(r["ok"] for r in sick), len(sick), sum(r["ok"] for r in well),
+                                              len(well)] == [9, 12, 3, 4]
