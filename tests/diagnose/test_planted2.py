@@ -107,3 +107,9 @@ def test_dead_units_in_a_run_that_fits_are_a_note(tmp_path):
     assert diagnosis["healthy"]
     (dead,) = [f for f in diagnosis["findings"] if f["code"] == "dead_units"]
     assert dead["severity"] == "info" and dead["evidence"]["train_loss_drop"] > 0.5
+
+
+def test_a_run_that_failed_mid_epoch_gets_no_verdict_on_its_cut_curve(tmp_path):
+    _, diagnosis = planted(tmp_path, "tabular_batchnorm_last_batch_1", "heldout2")
+    assert warned(diagnosis) == ["failed"]  # it read `failed, underfitting` at a6026ef
+    assert "Expected more than 1 value per channel" in diagnosis["findings"][0]["evidence"]["reason"]

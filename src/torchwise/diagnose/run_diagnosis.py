@@ -26,6 +26,7 @@ from torchwise.runs.reader import read_run
 GENERIC = {"lr_too_low", "underfitting", "chance_level", "predicts_mean"}
 SUPERSEDES: dict[str, set[str]] = {
     # A cause the record shows replaces the verdict on the curve's shape that it explains.
+    "failed": GENERIC,  # a curve the failure cut short shows no plateau and no settled loss
     "nonfinite": GENERIC,
     "nonfinite_input": GENERIC,
     "warmup_too_long": GENERIC,

@@ -67,8 +67,13 @@ def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader) ->
 
 
 def input_scale(inputs: torch.Tensor) -> dict[str, Any]:
-    """Per-feature root mean square (in float64: raw units squared overflow nothing there)."""
-    rms = inputs.reshape(len(inputs), -1).double().pow(2).mean(0).sqrt()
+    """Per-feature root mean square, summed in float64 (raw units squared overflow nothing there)
+    over chunks of rows, so a large in-memory set is never copied whole."""
+    flat = inputs.reshape(len(inputs), -1)
+    squares = torch.zeros(flat.shape[1], dtype=torch.float64)
+    for start in range(0, len(flat), 4096):
+        squares += flat[start:start + 4096].double().pow(2).sum(0)
+    rms = (squares / len(flat)).sqrt()
     finite = torch.where(torch.isfinite(rms), rms, torch.zeros_like(rms))  # NaN features: another check's
     return {"columns": int(rms.numel()), "rms_max": float(f"{float(finite.max()):.4g}"),
             "rms_max_column": int(finite.argmax()), "rms_median": float(f"{float(finite.median()):.4g}")}
