@@ -50,7 +50,8 @@ def test_a_model_that_beat_a_guess_once_is_not_at_chance(tmp_path):
 @pytest.mark.slow
 def test_digits_blown_up_in_its_first_steps_names_the_learning_rate(tmp_path, capsys):
     """The README's digits run at optim.lr=5: the loss is 3e4 at the first log line, then settles at
-    ln(10) with every unit of the first layer dead (which is not a vanishing gradient)."""
+    ln(10) with every unit of the first layer dead (which is not a vanishing gradient): the blow-up
+    is `lr_too_high`, and the dead units it left behind are its consequence, not a second cause."""
     from pathlib import Path
 
     config = Path(__file__).resolve().parents[2] / "examples" / "digits.yaml"
@@ -62,4 +63,6 @@ def test_digits_blown_up_in_its_first_steps_names_the_learning_rate(tmp_path, ca
     assert chance["evidence"]["num_classes"] == 10 and chance["evidence"]["first_train_loss"] > 10 * math.log(10)
     assert "the first steps were so large that the loss blew up" in chance["why"]
     assert chance["fix"].startswith("optim.lr=0.05 (now 5)")
-    assert "dead_units" in codes(diagnosis, "warn") and "vanishing_gradients" not in codes(diagnosis, "warn")
+    hot = finding(diagnosis, "lr_too_high")
+    assert hot["summary"].startswith("the first logged training loss was") and "(now 5)" in hot["fix"]
+    assert not {"dead_units", "vanishing_gradients"} & codes(diagnosis, "warn")

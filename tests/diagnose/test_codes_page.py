@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -27,7 +28,22 @@ def test_every_code_a_check_emits_is_in_the_table_and_in_help():
     assert {"failed", "nonfinite_input", "chance_level", "healthy", "too_short"} <= emitted
     assert emitted == set(CODES)
     out = subprocess.run([sys.executable, "-m", "torchwise", "diagnose", "--help"], capture_output=True, text=True,
-                         timeout=120, env={"COLUMNS": "400", "PATH": "/usr/bin:/bin"})
+                         timeout=120, env={"COLUMNS": "400", "PATH": "/usr/bin:/bin",  # this checkout's code:
+                                           **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}})
     assert out.returncode == 0, out.stderr
     listed = re.search(r"Codes: (.*?)\.", " ".join(out.stdout.split())).group(1)
     assert [code.strip() for code in listed.split(",")] == list(CODES)
+
+
+def test_the_round_2_held_out_figures_are_the_measured_ones():
+    """docs/diagnose.md's bold round-2 row is what heldout2_result_2026-12-02.json holds."""
+    import json
+
+    rows = json.loads((ROOT / "benchmarks" / "diagnose_planted" / "heldout2_result_2026-12-02.json").read_text())
+    sick = [r for r in rows if r["expected"] != "healthy"]
+    well = [r for r in rows if r["expected"] == "healthy"]
+    row = re.search(r"^\| \*\*held-out 2, measured once.*\| \*\*(\d+) of (\d+)\*\* \| \*\*(\d+) of (\d+)\*\* \|",
+                    PAGE.read_text(), re.MULTILINE)
+    assert row is not None
+    assert [int(g) for g in row.groups()] == [sum(r["ok"] for r in sick), len(sick), sum(r["ok"] for r in well),
+                                              len(well)] == [9, 12, 3, 4]

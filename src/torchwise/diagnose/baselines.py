@@ -49,12 +49,29 @@ def class_prior(record: RunRecord, classes: int) -> list[float]:
     return [1 / classes] * classes
 
 
+def prior_entropy(prior: list[float]) -> float:
+    """The cross-entropy of always predicting ``prior``: the classifier's guess loss."""
+    return -sum(p * math.log(p) for p in prior if p > 0)
+
+
+def guess_loss(record: RunRecord) -> tuple[str, float] | None:
+    """The loss of a model that ignores its input, for the run's task and own loss: ``("prior
+    entropy", H)`` for a classifier, ``("target variance", var)`` for an MSE regressor; else None."""
+    task, classes = record.config.get("task") or {}, num_classes(record)
+    if classes is not None and not task.get("class_weights") and not task.get("loss"):  # the task's own CE
+        return "the entropy of the training labels", prior_entropy(class_prior(record, classes))
+    target = target_stats(record)
+    if target is not None and target["variance"] > 0:
+        return "the target's variance", target["variance"]
+    return None
+
+
 def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFinding | None:
     classes = num_classes(record)
     if classes is None or measures is None or (record.config.get("task") or {}).get("class_weights"):
         return None  # class weights change what a guess costs
     prior = class_prior(record, classes)
-    entropy = -sum(p * math.log(p) for p in prior if p > 0)
+    entropy = prior_entropy(prior)
     majority = max(prior)
     if entropy <= 0 or measures["end"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
         return None  # clearly below the prior's loss: the output depends on the input

@@ -1,12 +1,15 @@
 """What the model could not learn with, from ``facts.json``: `mostly_frozen` (the parameters that
-train are too few for a curve that did not fall) and `batchnorm_small_batch` (BatchNorm layers
-that see micro-batches too small for their statistics)."""
+train are too few for a curve that did not fall), `batchnorm_small_batch` (BatchNorm layers
+that see micro-batches too small for their statistics) and `underfitting` through a layer too
+narrow to carry the input (`too_narrow`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
+from torchwise.diagnose.baselines import guess_loss
+from torchwise.diagnose.curves import settled_alike
 from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
 
@@ -51,3 +54,28 @@ def batchnorm_small_batch(record: RunRecord) -> RunFinding | None:
             "with nn.GroupNorm or nn.LayerNorm, which do not depend on the batch; or freeze BatchNorm's "
             "statistics (module.eval() on the BatchNorm layers) when fine-tuning",
         evidence={"batchnorm_layers": layers, "batch_size": batch, "accumulate": accumulate})
+
+
+def too_narrow(record: RunRecord, measures: dict[str, Any] | None) -> RunFinding | None:
+    """`underfitting` whose cause the model's shape shows: every sample squeezed through a layer of
+    one or two units, a plateau, validation like training, and a loss far from fitted."""
+    narrow = record.json_file("facts.json").get("narrowest_layer") or {}
+    width, guess = narrow.get("width"), guess_loss(record)
+    if not isinstance(width, int) or width > T.NARROW_WIDTH or measures is None or guess is None:
+        return None
+    if not settled_alike(measures) or measures["end"] < T.NARROW_UNFITTED * guess[1]:
+        return None
+    return RunFinding(
+        "underfitting", "warn",
+        f"the model is too small for its data: every sample passes through layer '{narrow.get('name')}' of "
+        f"{width} unit(s), and the training loss settled at {measures['end']:.4g} "
+        f"({measures['end'] / guess[1]:.2g}x {guess[0]}, {guess[1]:.4g})",
+        why=f"a layer of {width} unit(s) carries {width} number(s) per sample to the layers after it: whatever "
+            "the input holds beyond that is lost, so training and validation loss stop alike on a plateau well "
+            "above a fit; more steps or another learning rate do not change what the layer can carry",
+        fix=f"widen layer '{narrow.get('name')}' (a hidden size of tens to hundreds; for an autoencoder, a code "
+            "size the data needs) and check `torchwise summary` for other layers that squeeze the input",
+        evidence={"narrowest_layer": narrow.get("name"), "width": width, "guess_loss": float(f"{guess[1]:.4g}"),
+                  "final_train_loss": round(measures["end"], 4),
+                  "loss_to_guess": float(f"{measures['end'] / guess[1]:.2g}"),
+                  "tail_change": round(measures["tail_change"], 4), "val_end": measures["val_end"]})

@@ -9,6 +9,7 @@ import statistics
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
+from torchwise.diagnose.baselines import guess_loss
 from torchwise.diagnose.gradients import median_update_ratio
 from torchwise.diagnose.learning_rate import logged_lrs, lr_advice, lr_evidence
 from torchwise.diagnose.run_finding import RunFinding
@@ -113,10 +114,17 @@ def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
 def lr_too_high(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
     spiked = m["first"] > 0 and m["peak"] > T.SPIKE * m["first"]
     bouncing = m["roughness"] > T.VERY_ROUGH or (m["roughness"] > T.ROUGH and m["drop"] < T.SLOW_DROP)
-    if not (spiked or bouncing):
+    guess = guess_loss(record)  # a fresh model starts near a guess's loss: far above it, the first steps blew up
+    blown = guess is not None and m["first"] > T.EARLY_BLOWUP * guess[1]
+    if not (spiked or bouncing or blown):
         return None
+    if blown and not spiked:
+        ev = {**ev, "guess_loss": float(f"{guess[1]:.4g}")}
     what = (f"the training loss blew up to {m['peak']:.4g} at step {m['peak_step']}, {m['peak'] / m['first']:.3g}x "
             f"its first logged value {m['first']:.4g}" if spiked else
+            f"the first logged training loss was {m['first']:.4g}, {m['first'] / guess[1]:.3g}x {guess[0]} "
+            f"({guess[1]:.4g}, the loss of a guess, where a fresh model starts): the first steps blew it up"
+            if blown else
             f"the training loss oscillates: it jumps {m['roughness']:.0%} between log lines in the second half "
             f"(steps {m['steps'][0]}-{m['steps'][1]})")
     return RunFinding(
@@ -144,10 +152,14 @@ def lr_too_low(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
         evidence=ev)
 
 
+def settled_alike(m: dict[str, Any]) -> bool:
+    """A plateau (under 5% change over the last third) with validation no worse than 1.2x training."""
+    return abs(m["tail_change"]) < T.PLATEAU_CHANGE and (m["val_end"] is None
+                                                          or m["val_end"] <= T.UNDERFIT_VAL_GAP * m["end"])
+
+
 def underfitting(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
-    if m["drop"] >= T.SLOW_DROP or abs(m["tail_change"]) >= T.PLATEAU_CHANGE:
-        return None
-    if m["val_end"] is not None and m["val_end"] > T.UNDERFIT_VAL_GAP * m["end"]:
+    if m["drop"] >= T.SLOW_DROP or not settled_alike(m):
         return None
     return RunFinding(
         "underfitting", "warn",

@@ -77,14 +77,14 @@ def vanishing(record: RunRecord) -> RunFinding | None:
 def exploding(record: RunRecord) -> RunFinding | None:
     steps, norms = record.series("train", "grad_norm")
     if len(norms) < T.MIN_POINTS:
-        return None
+        return through_time(record)
     clip = (record.config.get("train") or {}).get("clip_grad_norm")
     third = max(len(norms) // 3, 1)
     late = statistics.median(norms[-third:])
     growth = late / max(statistics.median(norms[:third]), 1e-30)
     over_clip = bool(clip) and late > T.CLIP_FACTOR * clip
     if not over_clip and growth < T.NORM_GROWTH:
-        return None
+        return through_time(record)  # the overflow can come in one step, after a curve that looked fine
     what = (f"the gradient norm of the last third of the run ({late:.3g}) is {late / clip:.3g}x "
             f"train.clip_grad_norm={clip}: clipping cuts every step" if over_clip else
             f"the gradient norm grew {growth:.3g}x from the first to the last third of the run")
@@ -141,3 +141,37 @@ def data_bound(record: RunRecord) -> RunFinding | None:
             "cache or pre-decode slow samples in __getitem__",
         evidence={"data_wait_share": round(share, 3), "data_wait_s": round(sum(r["data_wait"] for r in lines), 4),
                   "step_time_s": round(total, 4), "steps": [lines[0]["step"], lines[-1]["step"]]})
+
+
+def through_time(record: RunRecord) -> RunFinding | None:
+    """A NaN/inf with clipping off, first seen in a recurrent layer's output or in the backward pass
+    of a model with recurrent layers (finite outputs, finite loss): the gradient through time
+    multiplies by the recurrent weights at every step of the sequence and overflowed in one step,
+    before the logged norms could show it growing."""
+    clip = (record.config.get("train") or {}).get("clip_grad_norm")
+    recurrent = record.json_file("facts.json").get("recurrent_layers") or []
+    event = next((e for e in record.events if e.get("event") == "nonfinite"), {})
+    module = str(event.get("module") or "")
+    in_recurrent = any(module == r or module.startswith(f"{r}.") for r in recurrent)
+    # every forward output finite and a finite loss: the backward pass overflowed, through time
+    in_backward = bool(event) and recurrent and not module and isinstance(event.get("loss"), (int, float))
+    if clip or event.get("inputs_finite") is False or not (in_recurrent or in_backward):
+        return None
+    steps, norms = record.series("train", "grad_norm")
+    last = (f"; the last gradient norm logged (step {steps[-1]}) was {norms[-1]:.3g}" if norms else "")
+    where = (f"the output of recurrent layer '{module}' went non-finite" if in_recurrent else
+             f"the gradient overflowed in the backward pass of a model with recurrent layer(s) "
+             f"{', '.join(repr(r) for r in recurrent[:3])} (every forward output finite, loss "
+             f"{event.get('loss'):.4g})")
+    return RunFinding(
+        "exploding_gradients", "warn",
+        f"{where} at step {event.get('step')} with gradient clipping off (train.clip_grad_norm is unset){last}",
+        why="backpropagation through time multiplies the gradient by the recurrent weights once per time step, "
+            "so recurrent weights a little too large grow it geometrically with the sequence length; without "
+            "clipping one such step throws the weights far enough that the next forward pass overflows",
+        fix="train.clip_grad_norm=1.0 (the standard remedy for recurrent models); an LSTM or GRU instead of "
+            "a plain RNN; a smaller recurrent initialisation (orthogonal with gain 1); shorter sequences "
+            f"(truncated backpropagation through time); then {lr_advice(record, 0.3)}",
+        evidence={"module": module or None, "step": event.get("step"), "clip_grad_norm": clip,
+                  "loss_at_overflow": event.get("loss"),
+                  "last_grad_norm": norms[-1] if norms else None, "recurrent_layers": recurrent})

@@ -12,9 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from torchwise.diagnose import thresholds as T
 from torchwise.diagnose.baselines import chance_level, regression_baselines
-from torchwise.diagnose.capacity import batchnorm_small_batch, mostly_frozen
+from torchwise.diagnose.capacity import batchnorm_small_batch, mostly_frozen, too_narrow
 from torchwise.diagnose.curves import curve_findings, loss_measures
+from torchwise.diagnose.data_checks import unscaled_inputs, val_mismatch
 from torchwise.diagnose.gradients import gradient_findings
 from torchwise.diagnose.learning_rate import warmup_too_long
 from torchwise.diagnose.run_finding import SEVERITY_ORDER, Diagnosis, RunFinding
@@ -24,14 +26,22 @@ from torchwise.runs.reader import read_run
 GENERIC = {"lr_too_low", "underfitting", "chance_level", "predicts_mean"}
 SUPERSEDES: dict[str, set[str]] = {
     # A cause the record shows replaces the verdict on the curve's shape that it explains.
+    "failed": GENERIC,  # a curve the failure cut short shows no plateau and no settled loss
     "nonfinite": GENERIC,
     "nonfinite_input": GENERIC,
     "warmup_too_long": GENERIC,
     "mostly_frozen": GENERIC,
-    "unscaled_target": GENERIC | {"exploding_gradients"},
+    "unscaled_target": GENERIC | {"exploding_gradients", "lr_too_high"},
     "batchnorm_small_batch": GENERIC | {"lr_too_high", "exploding_gradients"},
     "data_shift": {"chance_level", "dead_units", "exploding_gradients"},  # the raw inputs caused them
-    "vanishing_gradients": {"lr_too_low"},  # a flat loss that vanishing gradients explain is not the LR's
+    # a loss that started far above a guess's (the first steps blew up) left the dead and saturated units
+    "lr_too_high": {"dead_units", "vanishing_gradients"},
+    # a flat loss that vanishing gradients or dead units explain is not the LR's, nor a model too small
+    "vanishing_gradients": {"lr_too_low", "underfitting"},
+    "dead_units": {"lr_too_low", "underfitting"},
+    # raw-unit inputs explain a curve at a guess's loss, steps that overshoot and dead ReLUs
+    "unscaled_inputs": GENERIC | {"lr_too_high", "exploding_gradients", "dead_units"},
+    "val_mismatch": {"overfitting"},  # a validation curve that never generalised did not drift away
 }
 EXPLAINED_BEFORE_BASELINE = {"nonfinite", "nonfinite_input", "diverging", "lr_too_low", "vanishing_gradients",
                              "warmup_too_long", "mostly_frozen", "data_shift"}
@@ -52,8 +62,12 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
     findings += curve_findings(record, measures)
     findings += gradient_findings(record, codes={f.code for f in findings})
     findings += [f for f in (warmup_too_long(record), mostly_frozen(record, measures),
-                             batchnorm_small_batch(record)) if f is not None]
-    if not {f.code for f in findings} & EXPLAINED_BEFORE_BASELINE:
+                             batchnorm_small_batch(record), unscaled_inputs(record, measures),
+                             val_mismatch(record)) if f is not None]
+    narrow = None if "underfitting" in {f.code for f in findings} else too_narrow(record, measures)
+    if narrow is not None:  # the model's shape names the cause: the guess's baseline adds nothing
+        findings.append(narrow)
+    elif not {f.code for f in findings} & EXPLAINED_BEFORE_BASELINE:
         # A run at a guess's loss that nothing above explains: the baseline is the verdict.
         baseline = regression_baselines(record, measures) or chance_level(record, measures)
         if baseline is not None:
@@ -61,11 +75,21 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
             findings.append(baseline)
     codes = {f.code for f in findings}
     replaced = set().union(*(SUPERSEDES.get(code, set()) for code in codes))
-    findings = [f for f in findings if f.code not in replaced]
+    findings = [demoted(f, measures) for f in findings if f.code not in replaced]
     findings.sort(key=lambda f: (f.code != "failed", SEVERITY_ORDER[f.severity]))
     if not any(f.severity in ("warn", "error") for f in findings):
         findings.insert(0, healthy_finding(measures))
     return Diagnosis(run=record.name, findings=findings)
+
+
+def demoted(finding: RunFinding, measures: dict[str, Any] | None) -> RunFinding:
+    """Dead units in a run whose loss still fell by more than half are a note, not a fault: the
+    units that stay alive fit the data (a healthy autoencoder's code layer measured 62% dead)."""
+    if finding.code == "dead_units" and measures is not None and measures["drop"] >= T.SLOW_DROP:
+        finding.severity = "info"
+        finding.evidence["train_loss_drop"] = round(measures["drop"], 4)
+        finding.why += f"; the training loss still fell {measures['drop']:.0%}, so the units left alive fit the data"
+    return finding
 
 
 def healthy_finding(measures: dict[str, Any] | None) -> RunFinding:

@@ -47,6 +47,12 @@ def failed(record: RunRecord) -> RunFinding | None:
                       why=why, fix=fix, evidence=evidence)
 
 
+def clipping(record: RunRecord) -> str:
+    """Advice on gradient clipping that says what the run had: on (keep it) or off (turn it on)."""
+    on = (record.config.get("train") or {}).get("clip_grad_norm")
+    return "keep train.clip_grad_norm=1.0" if on else "train.clip_grad_norm=1.0 (this run had no clipping)"
+
+
 def nonfinite(record: RunRecord) -> RunFinding | None:
     events = [e for e in record.events if e.get("event") in ("nonfinite", "nonfinite_skip")]
     null_steps = [r.get("step") for r in record.metrics if r.get("split") == "train" and r.get("loss") is None]
@@ -69,13 +75,28 @@ def nonfinite(record: RunRecord) -> RunFinding | None:
             fix="find the samples: torch.isfinite(x).all() per sample over the dataset; drop or impute them "
                 "(fill missing values, skip corrupt files) before training; then train again with the same LR",
             evidence=evidence)
+    in_loss = bool(named) and not module and named.get("loss") is None  # finite outputs, non-finite loss
     where = (f"; the first module whose output was not finite: '{module}'" if module else
-             "; every module's forward output was finite, so the backward pass overflowed" if named else "")
-    return RunFinding(
-        "nonfinite", "error", f"the loss or gradient became NaN/inf (first at step {first}){where}",
-        why="a step too large for the curvature, an fp16 overflow, or an operation that is undefined on its "
-            "input (log of 0, sqrt of a negative, division by 0) sends values to infinity; every step after "
-            "it is garbage" + (" (the batch's inputs were finite)" if named.get("inputs_finite") else ""),
-        fix=f"{lr_advice(record, 0.1)}; keep train.clip_grad_norm=1.0; train.precision=bf16 or fp32 instead "
-            f"of fp16{f'; look at what {module} computes (a log, sqrt or division)' if module else ''}",
-        evidence=evidence)
+             "; every module's forward output was finite and the loss was not: the loss computation made it"
+             if in_loss else "; every module's forward output was finite, so the backward pass overflowed"
+             if named else "")
+    evidence["in_loss"] = in_loss
+    if in_loss:
+        why = ("the loop re-ran the batch: the inputs and every module's output were finite, the loss was not, so "
+               "the NaN/inf came from computing the loss: an operation undefined on its input (a log of 0 once a "
+               "sigmoid or softmax saturates, a division by a variance that reached 0) or outputs so large that "
+               "their square overflows")
+        fix = ("compute the loss in its numerically stable form: F.binary_cross_entropy_with_logits or "
+               "F.cross_entropy on the logits instead of log(sigmoid(x)) / log(softmax(x)) written by hand, "
+               "F.gaussian_nll_loss (it clamps the variance) or a softplus-plus-eps variance, torch.clamp on the "
+               f"argument of a log; then {clipping(record)}; if it persists, {lr_advice(record, 0.1)}")
+    else:
+        why = ("a step too large for the curvature, an fp16 overflow, or an operation that is undefined on its "
+               "input (log of 0, sqrt of a negative, division by 0) sends values to infinity; every step after "
+               "it is garbage" + (" (the batch's inputs were finite)" if named.get("inputs_finite") else ""))
+        recurrent = record.json_file("facts.json").get("recurrent_layers") or []
+        look = ("" if not module or any(module == r or module.startswith(f"{r}.") for r in recurrent)
+                else f"; look at what {module} computes (a log, sqrt or division)")  # an RNN's output just grows
+        fix = f"{lr_advice(record, 0.1)}; {clipping(record)}; train.precision=bf16 or fp32 instead of fp16{look}"
+    return RunFinding("nonfinite", "error", f"the loss or gradient became NaN/inf (first at step {first}){where}",
+                      why=why, fix=fix, evidence=evidence)

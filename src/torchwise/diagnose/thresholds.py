@@ -144,3 +144,33 @@ SHIFT_SETTLED = 0.5
 
 SHIFT_LR_FALLEN = 0.999
 """... while the logged LR was below its earlier peak: the step size had not grown."""
+
+INPUT_SCALE = 1e4
+"""unscaled_inputs: an input feature whose mean square over the training set is 1e4 or more (a
+root mean square in the hundreds: dollars, square feet, 0..255 pixels), the scale `TARGET_SCALE`
+uses for targets; standardised features measure about 1, pixels divided by 255 under 1 ..."""
+
+INPUTS_FITTED = 0.5
+"""... unless the run fitted anyway: a training loss under half the loss of a guess (the prior's
+entropy, the target's variance)."""
+
+MISMATCH_TRAINED = 0.9
+"""val_mismatch: the training loss logged by the first evaluation at least 10% below the loss of a
+guess (`PRIOR_LOSS_BAND`: the model had learned something on training data; a tabular run with the
+default warmup was 16% below after its first epoch) while no validation loss was below the guess:
+memorising labels that carry nothing (shuffled) leaves the training loss near the guess at the
+first evaluation (a bag-of-words run measured 4% below after six epochs), and overfitting has a
+best validation loss below it."""
+
+NARROW_WIDTH = 2
+"""underfitting from the model's shape: a hidden layer (not the last Linear) of 1 or 2 units, that
+every sample passes through in a plain stack ..."""
+
+NARROW_UNFITTED = 0.1
+"""... with a plateaued training loss still above a tenth of the loss of a guess (R^2 under 0.9
+for a regressor, `TARGET_FITTED`'s line): a narrow layer the data does fit through is no fault."""
+
+MISMATCH_WRONG = 0.5
+"""val_mismatch also when every validation accuracy was under half the majority class's share
+(added after round 2's held-out measurement: inverted validation digits scored 1-3% against 10%
+while training was still 9% under the guess's loss at the first evaluation)."""

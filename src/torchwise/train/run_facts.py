@@ -8,12 +8,21 @@ dataset it cannot read as tensors)::
      "target": {"mean": 2.0e5, "variance": 2.4e9},   # regression, targets readable as a tensor
      "parameters": {"trainable": 4, "frozen": 68352},
      "batchnorm_layers": ["1", "4"], "batch_size": 2, "last_batch_size": 1,
-     "input_module": "0"}
+     "input_module": "0",
+     "inputs": {"columns": 7, "rms_max": 5.4e4, "rms_max_column": 6, "rms_median": 1.0},
+     "recurrent_layers": ["rnn"], "narrowest_layer": {"name": "2", "width": 1}}
 
 ``batch_size`` is what one forward pass of a BatchNorm layer sees (``train.batch_size``, the
 micro-batch: ``accumulate`` does not enlarge it), ``last_batch_size`` the smaller last batch of an
 epoch when the set does not divide evenly. ``input_module`` is the first module with parameters
 in registration order, the one the inputs meet first in a plain stack.
+
+``inputs``: the root mean square of each input feature (a column of a table, a pixel of an
+image) over the training set when its inputs are one float tensor: the scale the first layer
+meets (standardised features measure about 1, raw dollars or 0..255 pixels hundreds or more).
+``recurrent_layers``: RNN/LSTM/GRU modules (gradients through time multiply). ``narrowest_layer``:
+the Linear layer with the fewest outputs, or recurrent layer with the smallest hidden size, that
+is not the model's last Linear: the width every sample squeezes through in a plain stack.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 BATCHNORM = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d, nn.SyncBatchNorm)
+RECURRENT = (nn.RNN, nn.LSTM, nn.GRU)
 
 
 def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader) -> dict[str, Any]:
@@ -38,6 +48,9 @@ def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader) ->
     elif target is not None and task == "regression" and target.is_floating_point():
         facts["target"] = {"mean": float(target.mean()), "variance": float(target.var(unbiased=False)),
                            "min": float(target.min()), "max": float(target.max())}
+    inputs = train.tensors[0] if isinstance(train, TensorDataset) and train.tensors else None
+    if inputs is not None and inputs.is_floating_point() and inputs.dim() >= 2 and len(inputs):
+        facts["inputs"] = input_scale(inputs)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     facts["parameters"] = {"trainable": trainable, "frozen": sum(p.numel() for p in model.parameters()) - trainable}
     facts["batchnorm_layers"] = [name for name, m in model.named_modules() if isinstance(m, BATCHNORM)]
@@ -46,4 +59,30 @@ def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader) ->
         facts["last_batch_size"] = facts["train_samples"] % loader.batch_size or loader.batch_size
     facts["input_module"] = next((name for name, m in model.named_modules()
                                   if name and any(True for _ in m.parameters(recurse=False))), None)
+    facts["recurrent_layers"] = [name for name, m in model.named_modules() if isinstance(m, RECURRENT)]
+    narrowest = narrowest_layer(model)
+    if narrowest is not None:
+        facts["narrowest_layer"] = narrowest
     return facts
+
+
+def input_scale(inputs: torch.Tensor) -> dict[str, Any]:
+    """Per-feature root mean square, summed in float64 (raw units squared overflow nothing there)
+    over chunks of rows, so a large in-memory set is never copied whole."""
+    flat = inputs.reshape(len(inputs), -1)
+    squares = torch.zeros(flat.shape[1], dtype=torch.float64)
+    for start in range(0, len(flat), 4096):
+        squares += flat[start:start + 4096].double().pow(2).sum(0)
+    rms = (squares / len(flat)).sqrt()
+    finite = torch.where(torch.isfinite(rms), rms, torch.zeros_like(rms))  # NaN features: another check's
+    return {"columns": int(rms.numel()), "rms_max": float(f"{float(finite.max()):.4g}"),
+            "rms_max_column": int(finite.argmax()), "rms_median": float(f"{float(finite.median()):.4g}")}
+
+
+def narrowest_layer(model: nn.Module) -> dict[str, Any] | None:
+    widths = [(name, m.out_features) for name, m in model.named_modules() if isinstance(m, nn.Linear)][:-1]
+    widths += [(name, m.hidden_size) for name, m in model.named_modules() if isinstance(m, RECURRENT)]
+    if not widths:
+        return None
+    name, width = min(widths, key=lambda w: w[1])
+    return {"name": name, "width": int(width)}
