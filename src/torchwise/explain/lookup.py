@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain import remedy, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
@@ -165,6 +166,10 @@ KNOWN: list[KnownError] = [
     *assert_errors.KNOWN,
 ]
 
+# Generic readings tried only where no entry of KNOWN matched: they never displace a family's
+# answer, so a family written for a message stays its answer.
+FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN]
+
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
 WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)
 
@@ -219,16 +224,18 @@ def explain(error: BaseException | str) -> Explanation | None:
         again = _best(joined) if joined else None
         if again is not None and (found is None or again[0] > found[0]):
             found, text = again, joined or text
+    if found is None:
+        found = _best(text, FALLBACK)
     return found[1].explain(text, found[2]) if found else None
 
 
 Rank = tuple[bool, bool, bool, int]
 
 
-def _best(text: str) -> tuple[Rank, KnownError, re.Match[str]] | None:
+def _best(text: str, table: list[KnownError] | None = None) -> tuple[Rank, KnownError, re.Match[str]] | None:
     paste = Paste(text)
     best: tuple[Rank, KnownError, re.Match[str]] | None = None
-    for entry in KNOWN:
+    for entry in KNOWN if table is None else table:
         match = entry.last_match(text)
         if match is None:
             continue

@@ -1,0 +1,162 @@
+"""Issue 21, round 6 (explain6a): the generic readings that answer errors no family was written
+for, tried only where no family knows the message: a message that states its own remedy
+(``remedy``) and a version or install mismatch read from the installed packages' files
+(``version_lookup``, ``installed``). Pinned: the working6 rows they answer, and where each one
+stays silent (a vague remedy, a remedy the paste contradicts, a module whose names a text search
+cannot see)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.explain.pinned import answer_text, working_texts
+
+from torchwise.explain import installed
+from torchwise.explain.lookup import explain
+
+# number in working6 -> (the table entry, phrases the answer must hold)
+PINNED = {
+    8: ("stated-remedy", ["`optimizer.step()` before `lr_scheduler.step()`"]),
+    14: ("stated-remedy", ["peft", "Please specify `target_modules` in `peft_config`"]),
+    45: ("stated-remedy", ["Couldn't load custom C++ ops", "reinstall torchvision so that it matches"]),
+}
+TEXTS = working_texts("working6")
+
+
+@pytest.mark.parametrize("number", sorted(PINNED))
+def test_a_working6_row_is_answered_by_its_own_remedy(number):
+    error_id, phrases = PINNED[number]
+    text = answer_text(TEXTS[number], error_id)
+    assert all(phrase in text for phrase in phrases), (number, text)
+
+
+def test_a_remedy_is_quoted_with_the_sentence_that_states_the_problem_and_its_example():
+    # Marabou#685: onnxruntime's message printed one sentence a line, which the family does not read
+    rows = yaml.safe_load((Path(__file__).parent / "corpus" / "generic.yaml").read_text())
+    text = next(row["text"] for row in rows if row["source"].endswith("Marabou/issues/685"))
+    got = explain(text)
+    assert got is not None and got.id == "stated-remedy"
+    assert "This ORT build has ['AzureExecutionProvider', 'CPUExecutionProvider'] enabled." in got.cause
+    assert got.fix.startswith('The message says what to do: "you are required to explicitly set the providers')
+    assert "Its example: \"For example, onnxruntime.InferenceSession(..., providers=" in got.fix
+
+
+def test_the_library_that_raised_is_named_from_the_frame_above_the_message():
+    text = (
+        'Traceback (most recent call last):\n  File "run.py", line 3, in <module>\n    main()\n'
+        '  File "/env/lib/python3.10/site-packages/peft/mapping.py", line 9, in get_peft_model\n'
+        "    raise ValueError(msg)\nValueError: Please specify `target_modules` in `peft_config`\n"
+    )
+    assert "from peft" in explain(text).title
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "RuntimeError: something odd happened. Please report a bug to PyTorch with `torch.__version__`.",
+        "RuntimeError: HIP error: invalid device function\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3",
+        "ValueError: Target modules [] not found in the base model. Please check the target modules and try again.",
+        "Hi, please help me fix this, you should see my code",
+    ],
+)
+def test_a_vague_remedy_or_a_user_s_sentence_is_no_answer(message):
+    assert explain(message) is None
+
+
+def test_a_remedy_the_paste_contradicts_is_not_read():
+    row = yaml.safe_load((Path(__file__).parent / "generic_contradicted.yaml").read_text())[0]
+    assert "accelerate==0.20.3" in row["text"] and explain(row["text"]) is None
+    # the keyword the message asks for is already in the call that raised
+    text = (
+        'Traceback (most recent call last):\n  File "app.py", line 4, in <module>\n'
+        "    m = load(path, trust_remote_code=True)\n"
+        "ValueError: Loading x requires you to run its code; set the option `trust_remote_code=True`"
+        " to remove this error.\n"
+    )
+    assert explain(text) is None
+
+
+def test_a_keyword_passed_to_one_call_but_not_the_one_that_raised_is_named():
+    text = (
+        "ValueError: Loading m requires you to execute the configuration file in that repo on your local machine."
+        " Make sure you have read the code there to avoid malicious use, then set the option"
+        " `trust_remote_code=True` to remove this error.\n"
+        '    tok = AutoTokenizer.from_pretrained(name, trust_remote_code=True)\n'
+        "    model = AutoModelForCausalLM.from_pretrained(name, low_cpu_mem_usage=True)\n"
+    )
+    got = explain(text)
+    assert got is not None and got.id == "stated-remedy"
+    assert "but not in `model = AutoModelForCausalLM.from_pretrained(name, low_cpu_mem_usage=True)`" in got.fix
+
+
+@pytest.fixture
+def fake_package(tmp_path, monkeypatch):
+    """An installed package ``fakepkg`` whose top level defines ``new_name`` and has a submodule
+    ``extra``; ``hiddenpkg`` adds its names by ``import *``."""
+    package = tmp_path / "fakepkg"
+    (package / "extra").mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from .core import (\n    new_name,\n    helper as other_helper,\n)\n\n"
+        "def prepare_model_for_kbit_training():\n    pass\n"
+    )
+    (package / "core.py").write_text("def new_name():\n    pass\n")
+    (package / "extra" / "__init__.py").write_text("")
+    (tmp_path / "hiddenpkg").mkdir()
+    (tmp_path / "hiddenpkg" / "__init__.py").write_text("from .core import *\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for cached in (installed.package, installed.look_up):
+        cached.cache_clear()
+    yield
+    for cached in (installed.package, installed.look_up):
+        cached.cache_clear()
+    sys.modules.pop("fakepkg", None)
+
+
+def test_the_installed_package_says_whether_it_has_the_name(fake_package):
+    assert installed.look_up("fakepkg", "new_name").defines
+    assert installed.look_up("fakepkg", "other_helper").defines
+    missing = installed.look_up("fakepkg", "prepare_model_for_int8_training")
+    assert not missing.defines and missing.complete and missing.closest == ("prepare_model_for_kbit_training",)
+    assert not installed.look_up("hiddenpkg", "anything").complete
+    assert "fakepkg" not in sys.modules  # read from its files, never imported
+
+
+def test_a_missing_attribute_is_read_from_the_installed_package(fake_package):
+    got = answer_text("AttributeError: module 'fakepkg' has no attribute 'prepare_model_for_int8_training'",
+                      "installed-attribute")
+    assert "has no prepare_model_for_int8_training" in got and "prepare_model_for_kbit_training?" in got
+    got = answer_text("AttributeError: module 'fakepkg' has no attribute 'new_name'", "installed-attribute")
+    assert "defines new_name (in __init__.py)" in got and "Upgrade fakepkg" in got
+    got = answer_text("AttributeError: module 'fakepkg' has no attribute 'extra'", "installed-attribute")
+    assert "import fakepkg.extra" in got
+    assert explain("AttributeError: module 'hiddenpkg' has no attribute 'anything'") is None
+
+
+def test_a_file_named_like_the_package_is_the_cause_when_the_frames_show_it(fake_package):
+    text = (
+        'Traceback (most recent call last):\n  File "/home/u/proj/fakepkg.py", line 2, in <module>\n'
+        "    fakepkg.new_name()\nAttributeError: module 'fakepkg' has no attribute 'new_name'\n"
+    )
+    assert "Rename /home/u/proj/fakepkg.py" in answer_text(text, "installed-attribute")
+
+
+def test_a_missing_module_is_named_by_its_pip_name_or_the_installed_release(fake_package):
+    assert "python -m pip install opencv-python" in answer_text("ModuleNotFoundError: No module named 'cv2'",
+                                                                "installed-module")
+    got = answer_text("ModuleNotFoundError: No module named 'fakepkg.gone'", "installed-module")
+    assert "has no module fakepkg.gone" in got
+    got = answer_text("ModuleNotFoundError: No module named 'fakepkg'", "installed-module")
+    assert "installed here" in got and "not in the Python that ran the code" in got
+    assert explain("ModuleNotFoundError: No module named 'fakepkg.extra'") is None
+    assert explain("ModuleNotFoundError: No module named 'some_unknown_thing_xyz'") is None
+
+
+def test_the_project_s_own_package_is_named_from_its_frames():
+    text = (
+        'Traceback (most recent call last):\n  File "/home/u/proj/mylocalpkg/train.py", line 3, in <module>\n'
+        "    from mylocalpkg.net import Net\nModuleNotFoundError: No module named 'mylocalpkg'\n"
+    )
+    assert "Run from the project's root folder" in answer_text(text, "installed-module")
