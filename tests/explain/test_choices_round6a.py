@@ -160,3 +160,50 @@ def test_the_project_s_own_package_is_named_from_its_frames():
         "    from mylocalpkg.net import Net\nModuleNotFoundError: No module named 'mylocalpkg'\n"
     )
     assert "Run from the project's root folder" in answer_text(text, "installed-module")
+
+
+def _traceback(source: str, message: str) -> str:
+    return f'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n    {source}\n{message}\n'
+
+
+@pytest.mark.parametrize(
+    ("source", "attribute", "phrase"),
+    [
+        ("loss = model(x).logits.mean()", "mean", "model(x).logits is None"),
+        ("p.grad.data.add_(1)", "data", "that parameter got no gradient"),
+        ("img = load(path).convert('RGB')", "convert", "load(path) returned None: load has no return"),
+    ],
+)
+def test_the_expression_that_was_none_is_quoted_from_the_user_s_line(source, attribute, phrase):
+    text = _traceback(source, f"AttributeError: 'NoneType' object has no attribute '{attribute}'")
+    assert phrase in answer_text(text, "none-attribute")
+
+
+def test_a_none_attribute_is_not_placed_when_the_line_is_a_library_s_or_uses_it_twice():
+    library = _traceback("x = a.mean()", "AttributeError: 'NoneType' object has no attribute 'mean'").replace(
+        "train.py", "/env/lib/python3.10/site-packages/lib/x.py")
+    assert explain(library) is None
+    twice = _traceback("y = a.mean() + b.mean()", "AttributeError: 'NoneType' object has no attribute 'mean'")
+    assert explain(twice) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "phrase"),
+    [
+        ("TypeError: linear(): argument 'input' (position 1) must be Tensor, not list", "torch.stack(values)"),
+        ("TypeError: embedding(): argument 'indices' (position 2) must be Tensor, not numpy.ndarray",
+         "torch.from_numpy(array)"),
+        ("TypeError: conv2d() received an invalid combination of arguments - got (list, Parameter, Parameter,"
+         " tuple, tuple, tuple, int), but expected one of:", "its input (the first argument) must be a Tensor"),
+    ],
+)
+def test_an_argument_of_the_wrong_type_gets_its_conversion(message, phrase):
+    got = explain(message)
+    assert got is not None and got.id in ("argument-type", "argument-combination")
+    assert phrase in "\n".join([got.meaning, got.cause, got.fix])
+
+
+def test_an_invalid_combination_of_tensors_is_not_read_as_a_type_error():
+    message = ("TypeError: conv2d() received an invalid combination of arguments - got (Tensor, Parameter,"
+               " Parameter, tuple, str, tuple, int), but expected one of:")
+    assert explain(message) is None or explain(message).id != "argument-combination"

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain import remedy, version_lookup
+from torchwise.explain import remedy, value_errors, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
@@ -168,7 +168,7 @@ KNOWN: list[KnownError] = [
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
 # answer, so a family written for a message stays its answer.
-FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN]
+FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN, *value_errors.KNOWN]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
 WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)
