@@ -56,6 +56,8 @@ CONCRETE = re.compile(
     r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|\b[A-Za-z]\w*[_.=(]\w|\b(?:re)?install\s+[A-Za-z][\w-]+"
     r"|\bthe [\w-]+ (?:parameter|argument|option|flag|keyword|library)\b|\b(?:b?float|int)\d+\b|[<>=]=\s*\d"
 )
+# Exceptions only Python itself raises with a suggestion ("name 'x' is not defined. Did you mean ...").
+PYTHON_OWN = ("NameError", "UnboundLocalError", "SyntaxError", "IndentationError")
 KEYWORD = re.compile(r"`?(\w+)\s*=\s*([\w.'\"]+)`?")
 PACKAGE_IN_PATH = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w*)|^([a-z_]\w*)[\\/]\w")
 
@@ -154,11 +156,12 @@ def _raiser(match: re.Match[str], text: str, message: str) -> str:
 def _build(match: re.Match[str], text: str) -> Explanation:
     start = _message_start(match, text) or 0
     message = text[start : match.end()]
-    head = EXCEPTION.search(message.split("\n", 1)[0])
-    exception = message.split(":", 1)[0].strip(" *`") if head else ""
+    first = message.split("\n", 1)[0]
+    head = EXCEPTION.search(first) or re.search(r"(?:[\w.]+\.)?\w*(?:Error|Exception|Warning):\s", first)
+    exception = head.group(0).split(":", 1)[0].strip(" *`").rsplit(".", 1)[-1] if head else ""
     body = re.sub(r"\s+", " ", message[head.end() if head else 0 : match.start() - start]).strip(" “”\"'")
     remedy = _remedy(match)
-    raiser = _raiser(match, text, message)
+    raiser = "Python" if exception in PYTHON_OWN else _raiser(match, text, message)
     warning = exception.endswith("Warning")
     sentences = [part for part in re.split(r"(?<=[.!?])\s+", body) if part.strip()]
     if sentences and not re.search(r"[.!?:]$", sentences[-1]):  # the remedy ends this sentence

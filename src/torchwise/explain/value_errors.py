@@ -65,6 +65,18 @@ def _expression_before(source: str, end: int) -> str:
     return source[start:end].strip()
 
 
+def _callee(expression: str) -> str:
+    """``load_data`` of ``load_data(path, train)``: the function an expression calls last."""
+    if not expression.endswith(")"):
+        return expression
+    depth = 0
+    for position in range(len(expression) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(expression[position], 0)
+        if depth == 0:
+            return _expression_before(expression, position) or expression
+    return expression
+
+
 def _none_attribute_expression(match: re.Match[str], text: str) -> str | None:
     frame = _raised_at_user_line(match, text)
     if frame is None:
@@ -89,7 +101,7 @@ def _none_attribute(match: re.Match[str], text: str) -> Explanation:
         )
         fix = "Skip parameters without a gradient (if p.grad is not None: ...), or make the layer part of the loss."
     elif expression.endswith(")"):
-        callee = _expression_before(expression, expression.rindex("(")) if "(" in expression else expression
+        callee = _callee(expression)
         cause = (
             f"{expression} returned None: {callee} has no return on the path taken (or returns None"
             " on failure, like cv2.imread on a wrong path), or is an in-place method that returns None."
@@ -125,7 +137,7 @@ def _none_unpack(match: re.Match[str], text: str) -> Explanation:
             f"{value} returned None instead of a tuple: a function whose return is missing on the path"
             " taken (a branch that falls off the end, a bare return), or a value set to None."
         ),
-        fix=f"Make {value} return all its values on every path (return a, b), or check for None first.",
+        fix=f"Make {_callee(value)} return all its values on every path (return a, b), or check for None first.",
     )
 
 

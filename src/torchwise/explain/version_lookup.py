@@ -87,7 +87,8 @@ def _module_reading(dotted: str, text: str) -> tuple[str, str] | None:
             distribution = pip_name(top) or top
             return (
                 f"{top} is installed here ({_here(found)}) but not in the Python that ran the code:"
-                " another environment (venv, conda env, kernel) than the one it was installed into.",
+                " another environment (venv, conda env, kernel) than the one it was installed into, or"
+                f" a folder named {top} in the working directory (its source tree) hides the installed one.",
                 f"Install it with the interpreter that runs the code: python -m pip install {distribution}"
                 " (check with python -c 'import sys; print(sys.executable)').",
             )
