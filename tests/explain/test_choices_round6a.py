@@ -207,3 +207,25 @@ def test_an_invalid_combination_of_tensors_is_not_read_as_a_type_error():
     message = ("TypeError: conv2d() received an invalid combination of arguments - got (Tensor, Parameter,"
                " Parameter, tuple, str, tuple, int), but expected one of:")
     assert explain(message) is None or explain(message).id != "argument-combination"
+
+
+def test_the_first_remedy_of_a_message_leads_and_a_later_one_is_its_alternative():
+    rows = yaml.safe_load((Path(__file__).parent / "corpus" / "generic.yaml").read_text())
+    text = next(row["text"] for row in rows if row["source"].endswith("LLaVA/issues/1553"))
+    fix = explain(text).fix
+    assert fix.startswith('The message says what to do: "Please provide an `offload_folder` for them".')
+    assert 'Or, as it also says: "make sure you have `safetensors` installed' in fix
+
+
+@pytest.mark.parametrize(
+    ("message", "remedy"),
+    [
+        ('I got "RuntimeError: the input is odd. Use .reshape(...) instead" and then fixed it',
+         "Use .reshape(...) instead"),
+        ("UserWarning: foo.bar is now deprecated in favor of foo.bar_.", "deprecated in favor of foo.bar_"),
+    ],
+)
+def test_a_remedy_ends_where_the_sentence_or_the_quote_ends(message, remedy):
+    got = explain(message)
+    assert got is not None and got.id == "stated-remedy"
+    assert got.fix == f'The message says what to do: "{remedy}".'

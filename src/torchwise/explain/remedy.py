@@ -37,11 +37,13 @@ REMEDY_PATTERN = (
     rf"(?:you (?:must|should|need to) )?{ACTION}\b"
     r"|\b[Ss]et (?:the (?:option|argument|parameter|flag) )?`[^`\n]+`[^.\n]{0,40}\bto "
     r"(?:remove|fix|avoid|resolve|silence) this"
-    r"|\b(?:Use|Call|Pass) `[^`\n]+` instead\b"
+    r"|\b(?:[Uu]se|[Cc]all|[Pp]ass) `?[\w.]+(?:\([^()\n]*\))*(?:\.\w+(?:\([^()\n]*\))*)*`? instead\b"
+    r"|\b(?:deprecated|removed|renamed)\b[^.\n]{0,40}\bin favou?r of `?[\w.]+`?"
+    r"|\b[Mm]ake sure (?:that )?you have `?[\w.-]+`? installed"
     r"|\bDid you mean:? [`'\"][\w.]+[`'\"]\?"
     r"|\brequires [\w .-]{2,40}: `?pip install [\w\[\]=<>.-]+`?"
     r"|\brequires the [\w-]+ library but it was not found in your environment)"
-    r"[^\n]*?(?:[.!?](?=\s)|$)"
+    r"[^\n]*?(?:[.!?](?=\s)|(?=[\"”])|$)"  # to the sentence's end, or the quote a paste closes
 )
 # Not a fix: debugging aids, pointers to docs, bug reports, "check ..." without an action.
 VAGUE = re.compile(
@@ -53,7 +55,7 @@ VAGUE = re.compile(
 # A concrete object of the action: code in backticks or quotes, an identifier with _ . = (,
 # a package to install, a dtype or version.
 CONCRETE = re.compile(
-    r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|\b[A-Za-z]\w*[_.=(]\w|\b(?:re)?install\s+[A-Za-z][\w-]+"
+    r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|\b[A-Za-z]\w*[_.=(]\w|\.\w+\(|\b(?:re)?install\s+[A-Za-z][\w-]+"
     r"|\bthe [\w-]+ (?:parameter|argument|option|flag|keyword|library)\b|\b(?:b?float|int)\d+\b|[<>=]=\s*\d"
 )
 # Exceptions only Python itself raises with a suggestion ("name 'x' is not defined. Did you mean ...").
@@ -149,17 +151,24 @@ def _raiser(match: re.Match[str], text: str, message: str) -> str:
     qualified = re.match(r"\s*[*`]*([a-z_]\w*)\.(?:[\w]+\.)*\w*(?:Error|Exception)\b", message)
     if qualified:
         return qualified.group(1)
-    path = re.search(r"(?<![\w-])([a-z_]\w*)/[\w/]+\.py\b", text)
+    installed = re.findall(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w*)", text[: match.start()])
+    if installed:  # a frame a traceback printed in a form not read as one (IPython 7's "path in f(...)")
+        return installed[-1]
+    path = re.search(r"(?<![\w/\\.~-])([a-z_]\w*)/[\w/]+\.py\b", text)
     return path.group(1) if path else "the library"
 
 
-def _build(match: re.Match[str], text: str) -> Explanation:
-    start = _message_start(match, text) or 0
+def _build(last: re.Match[str], text: str) -> Explanation:
+    start = _message_start(last, text) or 0
+    # the message's first remedy is its main one; a later one ("Alternatively, ...") is a fallback
+    found = [m for m in REMEDY.regex.finditer(text, start, last.end()) if _applies(m, text)
+             and _message_start(m, text) == start]
+    match = found[0] if found else last
     message = text[start : match.end()]
     first = message.split("\n", 1)[0]
     head = EXCEPTION.search(first) or re.search(r"(?:[\w.]+\.)?\w*(?:Error|Exception|Warning):\s", first)
     exception = head.group(0).split(":", 1)[0].strip(" *`").rsplit(".", 1)[-1] if head else ""
-    body = re.sub(r"\s+", " ", message[head.end() if head else 0 : match.start() - start]).strip(" “”\"'")
+    body = re.sub(r"\s+", " ", message[head.end() if head else 0 : match.start() - start]).strip(" “”")
     remedy = _remedy(match)
     raiser = "Python" if exception in PYTHON_OWN else _raiser(match, text, message)
     warning = exception.endswith("Warning")
@@ -174,6 +183,8 @@ def _build(match: re.Match[str], text: str) -> Explanation:
     if warning:
         cause += " It is a warning: the run goes on, but the message says the code does it wrong."
     fix = f'The message says what to do: "{remedy}".'
+    if match is not last and _remedy(last) != remedy:
+        fix += f' Or, as it also says: "{_remedy(last)}".'
     library = re.search(r"requires the ([\w-]+) library but it was not found", remedy)
     if library:
         fix = f"Install it in the environment that runs the code: pip install {_distribution(library.group(1))}."
