@@ -229,3 +229,9 @@ def test_a_remedy_ends_where_the_sentence_or_the_quote_ends(message, remedy):
     got = explain(message)
     assert got is not None and got.id == "stated-remedy"
     assert got.fix == f'The message says what to do: "{remedy}".'
+
+
+def test_an_upgrade_the_message_asks_for_is_not_contradicted_by_an_older_install_in_the_paste():
+    text = ("accelerate 0.17.0\nImportError: Using the Trainer with PyTorch requires accelerate:"
+            " Run pip install --upgrade accelerate")
+    assert "Run pip install --upgrade accelerate" in answer_text(text, "stated-remedy")

@@ -42,6 +42,7 @@ REMEDY_PATTERN = (
     r"|\b[Mm]ake sure (?:that )?you have `?[\w.-]+`? installed"
     r"|\bDid you mean:? [`'\"][\w.]+[`'\"]\?"
     r"|\brequires [\w .-]{2,40}: `?pip install [\w\[\]=<>.-]+`?"
+    r"|\b[Rr]un:? `?(?:python -m )?pip install [\w\[\]=<>.'-]+(?: -U| --upgrade)?`?"
     r"|\brequires the [\w-]+ library but it was not found in your environment)"
     r"[^\n]*?(?:[.!?](?=\s)|(?=[\"”])|$)"  # to the sentence's end, or the quote a paste closes
 )
@@ -55,7 +56,7 @@ VAGUE = re.compile(
 # A concrete object of the action: code in backticks or quotes, an identifier with _ . = (,
 # a package to install, a dtype or version.
 CONCRETE = re.compile(
-    r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|\b[A-Za-z]\w*[_.=(]\w|\.\w+\(|\b(?:re)?install\s+[A-Za-z][\w-]+"
+    r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|\b[A-Za-z]\w*[_.=(]\w|\.\w+\(|\b(?:re)?install\s+[A-Za-z][\w-]+|\bpip install\b"
     r"|\bthe [\w-]+ (?:parameter|argument|option|flag|keyword|library)\b|\b(?:b?float|int)\d+\b|[<>=]=\s*\d"
 )
 # Exceptions only Python itself raises with a suggestion ("name 'x' is not defined. Did you mean ...").
@@ -109,7 +110,7 @@ def _keyword_lines(keyword: str, value: str, text: str, message: str) -> tuple[l
     return has, lacks
 
 
-INSTALL = re.compile(r"\binstall\s+'?([A-Za-z][\w-]*)|\brequires the ([\w-]+) library")
+INSTALL = re.compile(r"\binstall\s+(?:-\S+\s+)*'?([A-Za-z][\w-]*)|\brequires the ([\w-]+) library")
 
 
 def _installed_in_paste(name: str, text: str, message: str) -> bool:
@@ -124,7 +125,8 @@ def _contradicted(match: re.Match[str], text: str) -> bool:
     the call that raised already passes it (or every call the paste shows does)."""
     install = INSTALL.search(match.group(0))
     start = _message_start(match, text) or 0
-    if install and _installed_in_paste(_distribution(install.group(1) or install.group(2)), text,
+    upgrade = re.search(r"--upgrade|\s-U\b|>=", match.group(0))  # installed but too old: no contradiction
+    if install and not upgrade and _installed_in_paste(_distribution(install.group(1) or install.group(2)), text,
                                        text[start : match.end()]):
         return True
     keyword = KEYWORD.search(match.group(0))
@@ -177,7 +179,7 @@ def _build(last: re.Match[str], text: str) -> Explanation:
         sentences[-1] = f"{sentences[-1]} {remedy}"
     stated = [part for part in sentences if not VAGUE.search(part) and not re.match(r"(?i)please check", part)][:2]
     if stated:
-        cause = f"The message from {raiser} says: \"{' '.join(stated)}\""
+        cause = f"The message from {raiser} says: \"{' '.join(stated).rstrip(':')}\""
     else:
         cause = f"The call into {raiser} lacks what its message asks for ({exception or 'the message'})."
     if warning:
