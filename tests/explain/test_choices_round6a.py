@@ -235,3 +235,35 @@ def test_an_upgrade_the_message_asks_for_is_not_contradicted_by_an_older_install
     text = ("accelerate 0.17.0\nImportError: Using the Trainer with PyTorch requires accelerate:"
             " Run pip install --upgrade accelerate")
     assert "Run pip install --upgrade accelerate" in answer_text(text, "stated-remedy")
+
+
+@pytest.mark.parametrize(
+    ("source", "message", "entry", "phrase"),
+    [
+        ("loss = criterion(out, y)", "TypeError: 'Tensor' object is not callable", "not-callable",
+         "criterion holds a Tensor"),
+        ("model = resnet(pretrained=True)", "TypeError: 'module' object is not callable", "not-callable",
+         "resnet is a module"),
+        ("a, b = get_pair(x)", "TypeError: 'NoneType' object is not iterable", "none-iterated",
+         "get_pair returned nothing"),
+        ("total = total + loss", "TypeError: unsupported operand type(s) for +: 'NoneType' and 'Tensor'",
+         "none-operand", "total is None"),
+        ("opt = optim.Adam(model.parameters, lr=1e-3)", "TypeError: 'method' object is not iterable",
+         "method-not-called", "model.parameters()"),
+    ],
+)
+def test_python_s_type_grammar_is_read_at_the_user_s_line(source, message, entry, phrase):
+    assert phrase in answer_text(_traceback(source, message), entry)
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("out = teacher(x).data().numpy()", "TypeError: 'Tensor' object is not callable"),  # three calls
+        ("n = feats.shape(0)", "TypeError: 'torch.Size' object is not callable"),  # an attribute, not a name
+        ("y = a + b + c", "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'"),
+    ],
+)
+def test_python_s_type_grammar_stays_silent_where_the_line_allows_several_readings(source, message):
+    got = explain(_traceback(source, message))
+    assert got is None or got.id not in ("not-callable", "none-operand")

@@ -34,8 +34,11 @@ under torch.compile); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
 missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
-(a failed assert, a NumPy array's .size called). How a
-paste is read (which line is the error) is ``paste``. No torch import.
+(a failed assert, a NumPy array's .size called). Where no entry matches, ``FALLBACK`` tries generic readings
+(round 6): a message that states its own remedy (``remedy``), a version or install mismatch read
+from the installed packages' files (``version_lookup``), and Python's type grammar at the user's
+line (``value_errors``, ``python_values``). How a paste is read (which line is the error) is
+``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
 >>> e.title
@@ -48,7 +51,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain import remedy, value_errors, version_lookup
+from torchwise.explain import python_values, remedy, value_errors, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
@@ -168,7 +171,7 @@ KNOWN: list[KnownError] = [
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
 # answer, so a family written for a message stays its answer.
-FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN, *value_errors.KNOWN]
+FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN, *value_errors.KNOWN, *python_values.KNOWN]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
 WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)

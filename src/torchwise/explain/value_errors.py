@@ -42,12 +42,12 @@ CONVERSIONS = {
 }
 
 
-def _raised_at_user_line(match: re.Match[str], text: str) -> Frame | None:
+def raised_at_user_line(match: re.Match[str], text: str) -> Frame | None:
     frame = user_frame(text, match.start())
     return frame if frame is not None and last_frame(text, match.start()) == frame and frame.source else None
 
 
-def _expression_before(source: str, end: int) -> str:
+def expression_before(source: str, end: int) -> str:
     """The expression that ends at ``end`` in ``source``: names, dots, calls and subscripts,
     read backwards with brackets balanced (``model(x).logits`` in ``model(x).logits.mean()``)."""
     depth, start = 0, end
@@ -65,7 +65,7 @@ def _expression_before(source: str, end: int) -> str:
     return source[start:end].strip()
 
 
-def _callee(expression: str) -> str:
+def callee(expression: str) -> str:
     """``load_data`` of ``load_data(path, train)``: the function an expression calls last."""
     if not expression.endswith(")"):
         return expression
@@ -73,23 +73,23 @@ def _callee(expression: str) -> str:
     for position in range(len(expression) - 1, -1, -1):
         depth += {")": 1, "(": -1}.get(expression[position], 0)
         if depth == 0:
-            return _expression_before(expression, position) or expression
+            return expression_before(expression, position) or expression
     return expression
 
 
 def _none_attribute_expression(match: re.Match[str], text: str) -> str | None:
-    frame = _raised_at_user_line(match, text)
+    frame = raised_at_user_line(match, text)
     if frame is None:
         return None
     uses = [found.start() for found in re.finditer(rf"\.{re.escape(match.group(1))}\b", frame.source)]
     if len(uses) != 1:
         return None  # two uses on one line: which one was None is not readable
-    expression = _expression_before(frame.source, uses[0])
+    expression = expression_before(frame.source, uses[0])
     return expression if re.match(r"[A-Za-z_]", expression) else None
 
 
 def _none_attribute(match: re.Match[str], text: str) -> Explanation:
-    frame = _raised_at_user_line(match, text)
+    frame = raised_at_user_line(match, text)
     expression = _none_attribute_expression(match, text)
     assert frame is not None and expression is not None
     attribute = match.group(1)
@@ -101,12 +101,12 @@ def _none_attribute(match: re.Match[str], text: str) -> Explanation:
         )
         fix = "Skip parameters without a gradient (if p.grad is not None: ...), or make the layer part of the loss."
     elif expression.endswith(")"):
-        callee = _callee(expression)
+        called = callee(expression)
         cause = (
-            f"{expression} returned None: {callee} has no return on the path taken (or returns None"
+            f"{expression} returned None: {called} has no return on the path taken (or returns None"
             " on failure, like cv2.imread on a wrong path), or is an in-place method that returns None."
         )
-        fix = f"Make {callee} return the value (check every return path), or test for None before .{attribute}."
+        fix = f"Make {called} return the value (check every return path), or test for None before .{attribute}."
     else:
         cause = (
             f"{expression} is None when {frame.place} runs: it was never set (or set to None), or was"
@@ -122,7 +122,7 @@ def _none_attribute(match: re.Match[str], text: str) -> Explanation:
 
 
 def _unpacked_call(match: re.Match[str], text: str) -> tuple[Frame, str] | None:
-    frame = _raised_at_user_line(match, text)
+    frame = raised_at_user_line(match, text)
     found = re.match(r"\s*(?:for\s+)?[\w\s,()\[\].*]+?(?:=|\bin\b)\s*(.+?)\s*:?\s*$", frame.source) if frame else None
     return (frame, found.group(1)) if frame and found else None
 
@@ -137,7 +137,7 @@ def _none_unpack(match: re.Match[str], text: str) -> Explanation:
             f"{value} returned None instead of a tuple: a function whose return is missing on the path"
             " taken (a branch that falls off the end, a bare return), or a value set to None."
         ),
-        fix=f"Make {_callee(value)} return all its values on every path (return a, b), or check for None first.",
+        fix=f"Make {callee(value)} return all its values on every path (return a, b), or check for None first.",
     )
 
 
