@@ -267,3 +267,11 @@ def test_python_s_type_grammar_is_read_at_the_user_s_line(source, message, entry
 def test_python_s_type_grammar_stays_silent_where_the_line_allows_several_readings(source, message):
     got = explain(_traceback(source, message))
     assert got is None or got.id not in ("not-callable", "none-operand")
+
+
+def test_a_remedy_that_would_leave_the_weights_uninitialised_is_not_quoted():
+    # OpenBMB/MiniCPM-V#635 and others: weights left on the meta device by a dispatched load
+    message = ("NotImplementedError: Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty()"
+               " instead of torch.nn.Module.to() when moving module from meta to a different device.")
+    got = explain(message)
+    assert got is None or got.id != "stated-remedy"

@@ -53,6 +53,10 @@ VAGUE = re.compile(
     r"refer to|contact|suppress|ignore th|try again|to see\b|to find\b",
     re.IGNORECASE,
 )
+# Remedies that fix the symptom and lose the data: torch's "use Module.to_empty()" for meta tensors
+# leaves the weights uninitialised, while the threads that hit it had weights never loaded (a model
+# dispatched with device_map or offloaded, or built on the meta device); quoting it would mislead.
+MISLEADING = re.compile(r"to_empty\(\)")
 # A concrete object of the action: code in backticks or quotes, an identifier with _ . = (,
 # a package to install, a dtype or version.
 CONCRETE = re.compile(
@@ -138,7 +142,7 @@ def _contradicted(match: re.Match[str], text: str) -> bool:
 
 def _applies(match: re.Match[str], text: str) -> bool:
     clause = match.group(0)
-    if VAGUE.search(clause) or not CONCRETE.search(clause):
+    if VAGUE.search(clause) or MISLEADING.search(clause) or not CONCRETE.search(clause):
         return False
     return _message_start(match, text) is not None and not _contradicted(match, text)
 
