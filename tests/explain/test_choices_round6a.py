@@ -275,3 +275,15 @@ def test_a_remedy_that_would_leave_the_weights_uninitialised_is_not_quoted():
                " instead of torch.nn.Module.to() when moving module from meta to a different device.")
     got = explain(message)
     assert got is None or got.id != "stated-remedy"
+
+
+def test_the_message_s_own_guess_after_its_remedy_joins_the_cause_and_an_install_address_is_kept():
+    message = ("ValueError: Unable to create tensor, you should probably activate truncation and/or padding with"
+               " 'padding=True' 'truncation=True' to have batched tensors with the same length. Perhaps your"
+               " features (`labels` in this case) have excessive nesting.")
+    got = explain(message)
+    assert got is not None and got.id == "stated-remedy"
+    assert got.cause.endswith("Perhaps your features (`labels` in this case) have excessive nesting.")
+    assert "activate truncation and/or padding with 'padding=True'" in got.fix
+    apex = explain("ImportError: Please install apex from https://www.github.com/nvidia/apex to run this example.")
+    assert apex is not None and "Please install apex from https://www.github.com/nvidia/apex" in apex.fix

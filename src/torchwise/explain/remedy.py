@@ -24,7 +24,7 @@ from torchwise.explain.explanation import Explanation, answer, known, sentence
 from torchwise.explain.paste import EXCEPTION, PREFIX, Paste, frames, user_frame
 
 ACTION = (
-    r"(?:call|use|set|pass|install|specify|add|move|upgrade|update|downgrade|reinstall|remove|"
+    r"(?:call|use|set|pass|activate|install|specify|add|move|upgrade|update|downgrade|reinstall|remove|"
     r"provide|import|load|enable|disable|switch|convert|wrap|put|change|rename|replace|register|"
     r"define|return|select|choose|initiali[sz]e|cast|run\s+`)"
 )
@@ -32,7 +32,7 @@ ACTION = (
 # remove this error", "Use `x` instead", "Did you mean `y`?"; up to the end of its sentence.
 REMEDY_PATTERN = (
     rf"(?:\b(?:[Yy]ou (?:should|must|need to|have to|will need to|are required to)|[Pp]lease|[Tt]ry (?:to )?)\s+"
-    rf"(?:(?:first|also|either|instead|explicitly|always)\s+)?{ACTION}\b"
+    rf"(?:(?:first|also|either|instead|explicitly|always|probably)\s+)?{ACTION}\b"
     rf"|\b[Tt]o (?:use|enable|run|load|avoid|fix|remove|resolve)\b[^,.\n]{{3,80}}, (?:please )?"
     rf"(?:you (?:must|should|need to) )?{ACTION}\b"
     r"|\b[Ss]et (?:the (?:option|argument|parameter|flag) )?`[^`\n]+`[^.\n]{0,40}\bto "
@@ -48,7 +48,7 @@ REMEDY_PATTERN = (
 )
 # Not a fix: debugging aids, pointers to docs, bug reports, "check ..." without an action.
 VAGUE = re.compile(
-    r"report|\bissue\b|\bbug\b|github|debug|CUDA_LAUNCH_BLOCKING|_DSA\b|AMD_SERIALIZE|anomaly|"
+    r"report|\bissue\b|\bbug\b|debug|CUDA_LAUNCH_BLOCKING|_DSA\b|AMD_SERIALIZE|anomaly|"
     r"TORCH_LOGS|VERBOSE|stack ?trace|more (?:information|details|info)|documentation|\bdocs\b|"
     r"refer to|contact|suppress|ignore th|try again|to see\b|to find\b",
     re.IGNORECASE,
@@ -186,6 +186,9 @@ def _build(last: re.Match[str], text: str) -> Explanation:
         cause = f"The message from {raiser} says: \"{' '.join(stated).rstrip(':')}\""
     else:
         cause = f"The call into {raiser} lacks what its message asks for ({exception or 'the message'})."
+    guess = re.match(r"\s*(Perhaps [^\n]+?[.!?])(?=\s|$)", text[match.end():])
+    if guess:  # the message's own guess at the cause, right after its remedy
+        cause = f"{sentence(cause)} {guess.group(1)}"
     if warning:
         cause += " It is a warning: the run goes on, but the message says the code does it wrong."
     fix = f'The message says what to do: "{remedy}".'
