@@ -66,6 +66,7 @@ from torchwise.explain.families import (
     einsum_errors,
     export_errors,
     fsdp_errors,
+    gpu_arch_errors,
     gradient_dtype_errors,
     hub_file_errors,
     huggingface_errors,
@@ -76,6 +77,7 @@ from torchwise.explain.families import (
     layer_errors,
     library_errors,
     lightning_errors,
+    lightning_monitor_errors,
     loader_errors,
     loader_thread_errors,
     logging_errors,
@@ -86,12 +88,14 @@ from torchwise.explain.families import (
     numpy_errors,
     package_errors,
     parallel_errors,
+    peft_target_errors,
     process_group_errors,
     python_errors,
     quantization_errors,
     rnn_state_errors,
     runtime_errors,
     scaler_errors,
+    scheduler_order_errors,
     setup_errors,
     shape_errors,
     sparse_errors,
@@ -163,6 +167,11 @@ KNOWN: list[KnownError] = [
     *user_code_errors.KNOWN,
     *index_errors.KNOWN,
     *assert_errors.KNOWN,
+    # round 6 (explain6b): errors whose cause is a library's contract or a GPU's architecture
+    *scheduler_order_errors.KNOWN,
+    *peft_target_errors.KNOWN,
+    *lightning_monitor_errors.KNOWN,
+    *gpu_arch_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
