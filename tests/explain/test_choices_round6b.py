@@ -16,6 +16,7 @@ TEXTS = working_texts("working6")
 
 # number in working6 -> (the table entry, phrases the answer must hold)
 PINNED = {
+    2: ("state-dict-mismatch", ["the code dropped those layers"]),
     8: ("scheduler-before-optimizer", ["Call scheduler.step() after optimizer.step()"]),
     11: ("hip-invalid-device-function", ["HSA_OVERRIDE_GFX_VERSION", "11.0.0 for RDNA3"]),
     14: ("peft-no-default-targets", ["['query_key_value'] for ChatGLM"]),
@@ -39,6 +40,16 @@ SCHEDULER = (
     "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and"
     " later, you should call them in the opposite order: `optimizer.step()` before `lr_scheduler.step()`."
 )
+
+
+def test_module_prefixed_extra_keys_are_a_wrapper_s_mark_only_when_the_model_is_bare():
+    keys = 'Unexpected key(s) in state_dict: "module.fc.weight", "module.fc.bias".'
+    bare = answer_text(f"RuntimeError: Error(s) in loading state_dict for ResNet:\n\t{keys}", "state-dict-mismatch")
+    assert "saved from a DataParallel/DistributedDataParallel wrapper" in bare
+    wrapped = answer_text(
+        f"RuntimeError: Error(s) in loading state_dict for DataParallel:\n\t{keys}", "state-dict-mismatch"
+    )
+    assert "wrapper" not in wrapped and "the code dropped those layers" in wrapped
 
 
 def test_a_scheduler_warning_under_a_loss_scaler_is_the_skipped_first_step():
