@@ -22,6 +22,7 @@ PINNED = {
     14: ("peft-no-default-targets", ["['query_key_value'] for ChatGLM"]),
     15: ("peft-targets-not-found", ["The list is EMPTY", "remote or fused blocks"]),
     18: ("lightning-monitor-not-logged", ["Only training metrics had been logged", "validation_step"]),
+    25: ("timm-unknown-model", ["was not imported before create_model", "timm.list_models('vim*')"]),
     20: ("lightning-missing-dataloader", ["checkpoints are saved", "drop the trainer.test() call"]),
     51: ("trainer-bf16-unsupported", ["predates Ampere", "fp16=True"]),
     52: ("ptx-feature-needs-newer-gpu", ["compute capability 8.0", "V100 (7.0)"]),
@@ -122,9 +123,15 @@ def test_the_dataloader_hook_is_read_in_quotes_as_in_backticks():
     assert "limit_val_batches=0" in answer_text(val, "lightning-missing-dataloader")
 
 
+def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():
+    tagged = "model = timm.create_model(name)\nRuntimeError: Unknown model (convnext_base.fb_in22k)"
+    assert "only reads from 0.9 on" in answer_text(tagged, "timm-unknown-model")
+
+
 @pytest.mark.parametrize(
     "message",
     [
+        "RuntimeError: Unknown model (resnet50)",  # no sign of timm: another library's registry
         "RuntimeError: HIP error: the operation cannot be performed in the present state",
         "UserWarning: The epoch parameter in `scheduler.step()` was not necessary and is being deprecated",
         "ValueError: target_modules must be a list",

@@ -49,7 +49,7 @@ FAMILIES = {
     # issue 21 round 6 (explain6b): families whose cause is a library's contract or a GPU's arch
     "scheduler-before-optimizer", "peft-no-default-targets", "peft-targets-not-found",
     "lightning-monitor-not-logged", "lightning-missing-dataloader", "hip-invalid-device-function",
-    "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported",
+    "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported", "timm-unknown-model",
 }  # fmt: skip
 
 

@@ -101,6 +101,7 @@ from torchwise.explain.families import (
     sparse_errors,
     state_dict_errors,
     tensor_errors,
+    timm_registry_errors,
     tokenizer_errors,
     torchscript_errors,
     transform_errors,
@@ -172,6 +173,7 @@ KNOWN: list[KnownError] = [
     *peft_target_errors.KNOWN,
     *lightning_monitor_errors.KNOWN,
     *gpu_arch_errors.KNOWN,
+    *timm_registry_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
