@@ -26,6 +26,7 @@ PINNED = {
     20: ("lightning-missing-dataloader", ["checkpoints are saved", "drop the trainer.test() call"]),
     51: ("trainer-bf16-unsupported", ["predates Ampere", "fp16=True"]),
     52: ("ptx-feature-needs-newer-gpu", ["compute capability 8.0", "V100 (7.0)"]),
+    59: ("transformers-unknown-model-type", ["gpt_bigcode 4.28", "pip install -U transformers"]),
     64: ("batchnorm-one-value", ["the input is a batch of 1", "drop_last=True"]),
 }
 
@@ -121,6 +122,20 @@ def test_the_dataloader_hook_is_read_in_quotes_as_in_backticks():
     assert "trainer.predict(model, datamodule=dm)" in answer_text(quoted, "lightning-missing-dataloader")
     val = "MisconfigurationException: No `val_dataloader()` method defined to run `Trainer.validate`."
     assert "limit_val_batches=0" in answer_text(val, "lightning-missing-dataloader")
+
+
+def test_an_unknown_model_type_is_read_in_both_wordings_and_only_from_the_config_lookup():
+    newer = (
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but Transformers does not"
+        " recognize this architecture. This could be because of an issue with the checkpoint, or because"
+        " your version of Transformers is out of date."
+    )
+    assert "pip install -U transformers" in answer_text(newer, "transformers-unknown-model-type")
+    batch_key = (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    ids = batch['input_ids']\nKeyError: 'input_ids'"
+    )
+    assert explain(batch_key) is None or explain(batch_key).id != "transformers-unknown-model-type"
 
 
 def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():

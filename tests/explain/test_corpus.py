@@ -50,6 +50,7 @@ FAMILIES = {
     "scheduler-before-optimizer", "peft-no-default-targets", "peft-targets-not-found",
     "lightning-monitor-not-logged", "lightning-missing-dataloader", "hip-invalid-device-function",
     "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported", "timm-unknown-model",
+    "transformers-unknown-model-type",
 }  # fmt: skip
 
 

@@ -84,6 +84,7 @@ from torchwise.explain.families import (
     loss_errors,
     machine_errors,
     metric_errors,
+    model_type_errors,
     module_version_errors,
     numpy_errors,
     package_errors,
@@ -174,6 +175,7 @@ KNOWN: list[KnownError] = [
     *lightning_monitor_errors.KNOWN,
     *gpu_arch_errors.KNOWN,
     *timm_registry_errors.KNOWN,
+    *model_type_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
