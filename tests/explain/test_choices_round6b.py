@@ -18,12 +18,14 @@ TEXTS = working_texts("working6")
 PINNED = {
     2: ("state-dict-mismatch", ["the code dropped those layers"]),
     8: ("scheduler-before-optimizer", ["Call scheduler.step() after optimizer.step()"]),
+    9: ("replica-not-on-first-device", ["device_ids=[local_rank]", "torch.cuda.set_device(local_rank)"]),
     11: ("hip-invalid-device-function", ["HSA_OVERRIDE_GFX_VERSION", "11.0.0 for RDNA3"]),
     14: ("peft-no-default-targets", ["['query_key_value'] for ChatGLM"]),
     15: ("peft-targets-not-found", ["The list is EMPTY", "remote or fused blocks"]),
     18: ("lightning-monitor-not-logged", ["Only training metrics had been logged", "validation_step"]),
     25: ("timm-unknown-model", ["was not imported before create_model", "timm.list_models('vim*')"]),
     20: ("lightning-missing-dataloader", ["checkpoints are saved", "drop the trainer.test() call"]),
+    32: ("cuda-too-many-peers", ["this run uses 10", "NCCL_P2P_DISABLE=1"]),
     51: ("trainer-bf16-unsupported", ["predates Ampere", "fp16=True"]),
     52: ("ptx-feature-needs-newer-gpu", ["compute capability 8.0", "V100 (7.0)"]),
     59: ("transformers-unknown-model-type", ["gpt_bigcode 4.28", "pip install -U transformers"]),
@@ -136,6 +138,14 @@ def test_an_unknown_model_type_is_read_in_both_wordings_and_only_from_the_config
         "    ids = batch['input_ids']\nKeyError: 'input_ids'"
     )
     assert explain(batch_key) is None or explain(batch_key).id != "transformers-unknown-model-type"
+
+
+def test_a_module_off_the_first_gpu_is_told_apart_for_dataparallel_and_ddp():
+    message = "RuntimeError: all tensors must be on devices[0]"
+    dp = answer_text("model = nn.DataParallel(model, device_ids=[1, 2])\n" + message, "replica-not-on-first-device")
+    assert "model.to(f'cuda:{device_ids[0]}')" in dp and "local_rank" not in dp
+    ddp = answer_text("model = DistributedDataParallel(model.cuda())\n" + message, "replica-not-on-first-device")
+    assert "device_ids=[local_rank]" in ddp
 
 
 def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():

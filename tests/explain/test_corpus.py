@@ -50,7 +50,7 @@ FAMILIES = {
     "scheduler-before-optimizer", "peft-no-default-targets", "peft-targets-not-found",
     "lightning-monitor-not-logged", "lightning-missing-dataloader", "hip-invalid-device-function",
     "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported", "timm-unknown-model",
-    "transformers-unknown-model-type",
+    "transformers-unknown-model-type", "cuda-too-many-peers", "replica-not-on-first-device",
 }  # fmt: skip
 
 

@@ -89,6 +89,7 @@ from torchwise.explain.families import (
     numpy_errors,
     package_errors,
     parallel_errors,
+    peer_access_errors,
     peft_target_errors,
     process_group_errors,
     python_errors,
@@ -176,6 +177,7 @@ KNOWN: list[KnownError] = [
     *gpu_arch_errors.KNOWN,
     *timm_registry_errors.KNOWN,
     *model_type_errors.KNOWN,
+    *peer_access_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
