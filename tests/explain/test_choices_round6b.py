@@ -20,6 +20,7 @@ PINNED = {
     8: ("scheduler-before-optimizer", ["Call scheduler.step() after optimizer.step()"]),
     9: ("replica-not-on-first-device", ["device_ids=[local_rank]", "torch.cuda.set_device(local_rank)"]),
     11: ("hip-invalid-device-function", ["HSA_OVERRIDE_GFX_VERSION", "11.0.0 for RDNA3"]),
+    12: ("spawn-bootstrapping", ['if __name__ == "__main__"']),
     14: ("peft-no-default-targets", ["['query_key_value'] for ChatGLM"]),
     15: ("peft-targets-not-found", ["The list is EMPTY", "remote or fused blocks"]),
     18: ("lightning-monitor-not-logged", ["Only training metrics had been logged", "validation_step"]),
@@ -146,6 +147,16 @@ def test_a_module_off_the_first_gpu_is_told_apart_for_dataparallel_and_ddp():
     assert "model.to(f'cuda:{device_ids[0]}')" in dp and "local_rank" not in dp
     ddp = answer_text("model = DistributedDataParallel(model.cuda())\n" + message, "replica-not-on-first-device")
     assert "device_ids=[local_rank]" in ddp
+
+
+def test_a_child_traceback_is_the_missing_guard_only_when_no_error_follows_it():
+    child = (
+        'Traceback (most recent call last):\n  File "C:\\py\\lib\\multiprocessing\\spawn.py", line 287,'
+        " in _fixup_main_from_path\n    main_content = runpy.run_path(main_path,\n"
+    )
+    answer_text(child, "spawn-bootstrapping")
+    then = child + "ZeroDivisionError: division by zero\n"
+    assert explain(then) is None or explain(then).id != "spawn-bootstrapping"
 
 
 def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():
