@@ -30,6 +30,7 @@ PINNED = {
     51: ("trainer-bf16-unsupported", ["predates Ampere", "fp16=True"]),
     52: ("ptx-feature-needs-newer-gpu", ["compute capability 8.0", "V100 (7.0)"]),
     59: ("transformers-unknown-model-type", ["gpt_bigcode 4.28", "pip install -U transformers"]),
+    60: ("trust-remote-code", ["passed to tokenizer's from_pretrained but not to model = AutoModelForCausalLM"]),
     64: ("batchnorm-one-value", ["the input is a batch of 1", "drop_last=True"]),
 }
 
@@ -157,6 +158,19 @@ def test_a_child_traceback_is_the_missing_guard_only_when_no_error_follows_it():
     answer_text(child, "spawn-bootstrapping")
     then = child + "ZeroDivisionError: division by zero\n"
     assert explain(then) is None or explain(then).id != "spawn-bootstrapping"
+
+
+def test_the_remote_code_answer_reads_each_wording():
+    newer = (
+        "ValueError: The repository THUDM/chatglm3-6b contains custom code which must be executed to correctly"
+        " load the model. You can inspect the repository content at https://hf.co/THUDM/chatglm3-6b ."
+    )
+    assert "every from_pretrained" in answer_text(newer, "trust-remote-code")
+    timeout = (
+        "ValueError: Loading this model requires you to execute custom code contained in the model repository"
+        " on your local machine. Please set the option `trust_remote_code=True` to permit loading of this model."
+    )
+    assert answer_text(timeout, "trust-remote-code")
 
 
 def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():

@@ -51,6 +51,7 @@ FAMILIES = {
     "lightning-monitor-not-logged", "lightning-missing-dataloader", "hip-invalid-device-function",
     "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported", "timm-unknown-model",
     "transformers-unknown-model-type", "cuda-too-many-peers", "replica-not-on-first-device",
+    "trust-remote-code",
 }  # fmt: skip
 
 

@@ -94,6 +94,7 @@ from torchwise.explain.families import (
     process_group_errors,
     python_errors,
     quantization_errors,
+    remote_code_errors,
     rnn_state_errors,
     runtime_errors,
     scaler_errors,
@@ -178,6 +179,7 @@ KNOWN: list[KnownError] = [
     *timm_registry_errors.KNOWN,
     *model_type_errors.KNOWN,
     *peer_access_errors.KNOWN,
+    *remote_code_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
