@@ -31,6 +31,7 @@ PINNED = {
     52: ("ptx-feature-needs-newer-gpu", ["compute capability 8.0", "V100 (7.0)"]),
     59: ("transformers-unknown-model-type", ["gpt_bigcode 4.28", "pip install -U transformers"]),
     60: ("trust-remote-code", ["passed to tokenizer's from_pretrained but not to model = AutoModelForCausalLM"]),
+    63: ("pyg-single-graph-loader", ["data = dataset[0]", "NeighborLoader(data"]),
     64: ("batchnorm-one-value", ["the input is a batch of 1", "drop_last=True"]),
 }
 
@@ -182,6 +183,8 @@ def test_a_timm_name_with_a_pretrained_tag_needs_a_newer_timm():
     "message",
     [
         "RuntimeError: Unknown model (resnet50)",  # no sign of timm: another library's registry
+        # a plain torch KeyError: 0 (a pandas Series read by position) is not PyG's single graph
+        "loader = DataLoader(ds)\n    return self.df['label'][idx]\nKeyError: 0",
         "RuntimeError: HIP error: the operation cannot be performed in the present state",
         "UserWarning: The epoch parameter in `scheduler.step()` was not necessary and is being deprecated",
         "ValueError: target_modules must be a list",

@@ -68,6 +68,7 @@ from torchwise.explain.families import (
     fsdp_errors,
     gpu_arch_errors,
     gradient_dtype_errors,
+    graph_loader_errors,
     hub_file_errors,
     huggingface_errors,
     import_errors,
@@ -180,6 +181,7 @@ KNOWN: list[KnownError] = [
     *model_type_errors.KNOWN,
     *peer_access_errors.KNOWN,
     *remote_code_errors.KNOWN,
+    *graph_loader_errors.KNOWN,
 ]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
