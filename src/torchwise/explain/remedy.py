@@ -109,7 +109,7 @@ def _keyword_lines(keyword: str, value: str, text: str, message: str) -> tuple[l
             continue
         if re.search(rf"\b{keyword}\s*=\s*{re.escape(value)}", line):
             has.append(line)
-        elif re.search(r"\w+\s*=\s*[\w.]+\.(\w+)\(.*\)\s*(?:\.\w+\(.*\))?$", line):
+        elif re.search(r"\w+\s*=\s*[\w.]+\(.*\)\s*(?:\.\w+\(.*\))?$", line):
             lacks.append(line)
     return has, lacks
 
