@@ -46,6 +46,12 @@ FAMILIES = {
     "name-not-defined", "checkpoint-is-a-model", "method-arguments", "unexpected-keyword",
     "forward-missing-input", "not-wrapped-module", "legacy-autograd-function",
     "extension-cuda-mismatch", "save-cannot-open",
+    # issue 21 round 6 (explain6b): families whose cause is a library's contract or a GPU's arch
+    "scheduler-before-optimizer", "peft-no-default-targets", "peft-targets-not-found",
+    "lightning-monitor-not-logged", "lightning-missing-dataloader", "hip-invalid-device-function",
+    "ptx-feature-needs-newer-gpu", "trainer-bf16-unsupported", "timm-unknown-model",
+    "transformers-unknown-model-type", "cuda-too-many-peers", "replica-not-on-first-device",
+    "trust-remote-code",
 }  # fmt: skip
 
 

@@ -34,8 +34,11 @@ under torch.compile); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
 missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
-(a failed assert, a NumPy array's .size called). How a
-paste is read (which line is the error) is ``paste``. No torch import.
+(a failed assert, a NumPy array's .size called). Where no entry matches, ``FALLBACK`` tries generic readings
+(round 6): a message that states its own remedy (``remedy``), a version or install mismatch read
+from the installed packages' files (``version_lookup``), and Python's type grammar at the user's
+line (``value_errors``, ``python_values``). How a paste is read (which line is the error) is
+``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
 >>> e.title
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain import python_values, remedy, value_errors, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     assert_errors,
@@ -66,7 +70,9 @@ from torchwise.explain.families import (
     einsum_errors,
     export_errors,
     fsdp_errors,
+    gpu_arch_errors,
     gradient_dtype_errors,
+    graph_loader_errors,
     hub_file_errors,
     huggingface_errors,
     import_errors,
@@ -76,27 +82,34 @@ from torchwise.explain.families import (
     layer_errors,
     library_errors,
     lightning_errors,
+    lightning_monitor_errors,
     loader_errors,
     loader_thread_errors,
     logging_errors,
     loss_errors,
     machine_errors,
     metric_errors,
+    model_type_errors,
     module_version_errors,
     numpy_errors,
     package_errors,
     parallel_errors,
+    peer_access_errors,
+    peft_target_errors,
     process_group_errors,
     python_errors,
     quantization_errors,
+    remote_code_errors,
     rnn_state_errors,
     runtime_errors,
     scaler_errors,
+    scheduler_order_errors,
     setup_errors,
     shape_errors,
     sparse_errors,
     state_dict_errors,
     tensor_errors,
+    timm_registry_errors,
     tokenizer_errors,
     torchscript_errors,
     transform_errors,
@@ -163,7 +176,21 @@ KNOWN: list[KnownError] = [
     *user_code_errors.KNOWN,
     *index_errors.KNOWN,
     *assert_errors.KNOWN,
+    # round 6 (explain6b): errors whose cause is a library's contract or a GPU's architecture
+    *scheduler_order_errors.KNOWN,
+    *peft_target_errors.KNOWN,
+    *lightning_monitor_errors.KNOWN,
+    *gpu_arch_errors.KNOWN,
+    *timm_registry_errors.KNOWN,
+    *model_type_errors.KNOWN,
+    *peer_access_errors.KNOWN,
+    *remote_code_errors.KNOWN,
+    *graph_loader_errors.KNOWN,
 ]
+
+# Generic readings tried only where no entry of KNOWN matched: they never displace a family's
+# answer, so a family written for a message stays its answer.
+FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN, *value_errors.KNOWN, *python_values.KNOWN]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
 WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)
@@ -219,16 +246,18 @@ def explain(error: BaseException | str) -> Explanation | None:
         again = _best(joined) if joined else None
         if again is not None and (found is None or again[0] > found[0]):
             found, text = again, joined or text
+    if found is None:
+        found = _best(text, FALLBACK)
     return found[1].explain(text, found[2]) if found else None
 
 
 Rank = tuple[bool, bool, bool, int]
 
 
-def _best(text: str) -> tuple[Rank, KnownError, re.Match[str]] | None:
+def _best(text: str, table: list[KnownError] | None = None) -> tuple[Rank, KnownError, re.Match[str]] | None:
     paste = Paste(text)
     best: tuple[Rank, KnownError, re.Match[str]] | None = None
-    for entry in KNOWN:
+    for entry in KNOWN if table is None else table:
         match = entry.last_match(text)
         if match is None:
             continue

@@ -102,6 +102,26 @@ def _lightning_missing_hook(match: re.Match[str], text: str) -> Explanation:
     stage = {"val": "validation", "train": "training", "test": "test", "predict": "prediction"}.get(
         hook.split("_")[0], hook
     )
+    if stage in ("test", "prediction"):
+        # Trainer.test/predict are called by the script itself, typically right after fit
+        method = "test" if stage == "test" else "predict"
+        return answer(
+            title=f"trainer.{method}() needs {hook}, and none is given",
+            meaning=(
+                f"trainer.{method}() takes its data from {hook}() on the LightningModule or on a"
+                " datamodule passed to the call (or dataloaders=...); neither has it."
+            ),
+            cause=(
+                f"The script calls trainer.{method}() (many do right after fit, once max_steps or"
+                f" max_epochs is reached: training itself finished and its checkpoints are saved),"
+                f" but no {hook}() is defined, or the datamodule was not passed to that call."
+            ),
+            fix=(
+                f"Pass the data: trainer.{method}(model, datamodule=dm) or dataloaders=..., or"
+                f" define {hook}(); if there is no {stage} data, drop the trainer.{method}() call"
+                " (or the script's option that skips it)."
+            ),
+        )
     return answer(
         title=f"Lightning needs {hook} for the {stage} loop, and none is given",
         meaning=(
@@ -214,7 +234,8 @@ KNOWN: list[KnownError] = [
     known(
         "lightning-missing-dataloader",
         r"`(\w+_dataloader)` must be implemented to be used with the Lightning Trainer"
-        r"|No `(\w+_dataloader)\(\)` method defined",
+        # Lightning quotes the hook in backticks; pastes (and older pages) turn them into quotes
+        r"|No [`'](\w+_dataloader)\(\)[`'] method defined",
         _lightning_missing_hook,
     ),
     known(

@@ -193,14 +193,15 @@ def _rnn_input(match: re.Match[str], text: str) -> Explanation:
 
 
 def _batchnorm(match: re.Match[str], text: str) -> Explanation:
-    seen = dims(match.group(1))
+    seen = dims(match.group(1) or "")
     pooled = " after a pooling to 1x1" if len(seen) > 2 and all(size == 1 for size in seen[2:]) else ""
+    size = f" ({shape(seen)})" if seen else ""
+    batch = f"{shape(seen)} is a batch of 1{pooled}" if seen else "the input is a batch of 1"
     return answer(
-        title=f"BatchNorm in training mode got one value per channel ({shape(seen)})",
+        title=f"BatchNorm in training mode got one value per channel{size}",
         meaning=(
             f"In training BatchNorm computes each channel's mean and variance over the batch"
-            f" (and the positions); {shape(seen)} is a batch of 1{pooled}, so there is nothing"
-            " to average."
+            f" (and the positions); {batch}, so there is nothing to average."
         ),
         cause=(
             "A batch with a single sample: the last batch of the epoch (the dataset size leaves"
@@ -320,8 +321,9 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "batchnorm-one-value",
-        r"Expected more than 1 value per channel when training, got input size"
-        r" (?:torch\.Size\()?(\[[\d, ]*\])",
+        # torch.nn.functional._verify_batch_size; a paste may quote it without the size
+        r"Expected more than 1 value per channel when training(?:, got input size"
+        r" (?:torch\.Size\()?(\[[\d, ]*\]))?",
         _batchnorm,
     ),
     known(

@@ -134,7 +134,10 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
                 f' prefix: state = {{"{prefix}" + k: v for k, v in state.items()}}'
                 + (f"; and wrap only once: model.module is already a {source}" if twice else "")
             )
-        if unexpected and all(key.startswith(prefix) for key in unexpected):
+        # a model that IS the wrapper ("for DataParallel") expects the prefix itself: its extra
+        # keys are layers the model lacks, not a wrapper's mark
+        wrapper = named in ("DataParallel", "DistributedDataParallel", "OptimizedModule")
+        if unexpected and all(key.startswith(prefix) for key in unexpected) and not wrapper:
             causes.append(
                 f"the checkpoint was saved from a {source} wrapper,"
                 f" which adds '{prefix}' to every key"

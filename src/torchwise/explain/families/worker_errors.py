@@ -321,6 +321,14 @@ KNOWN: list[KnownError] = [
         r"\s+finished its bootstrapping phase",
         _bootstrapping,
     ),
+    # a paste cut off inside the child: multiprocessing's spawn re-runs the main script
+    # (prepare -> _fixup_main_from_path -> runpy.run_path) and nothing follows; that re-run
+    # failing is what the missing guard does (explain6b, round 6)
+    known(
+        "spawn-bootstrapping",
+        r"in _fixup_main_from_path\b(?![\s\S]*\w(?:Error|Exception)\b)",
+        _bootstrapping,
+    ),
     known(
         "collate-type",
         r"batch must contain tensors, (?:numpy arrays, )?numbers, (?:strings, )?dicts or lists;"

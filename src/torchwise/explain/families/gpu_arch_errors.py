@@ -1,0 +1,110 @@
+"""Known errors of a GPU whose architecture lacks what the code was built or configured for.
+
+Three places say it: the HIP runtime of a ROCm torch ("HIP error: invalid device function": the
+wheel carries no kernels for this GPU's gfx target), NVIDIA's ptxas when Triton (torch.compile,
+unsloth, xformers, mamba kernels) assembles a kernel ("Feature '.bf16' requires .target sm_80 or
+higher": bfloat16 instructions need compute capability 8.0, fp8 8.9), and transformers'
+TrainingArguments ("Your setup doesn't support bf16/gpu"), which checks for a bf16-capable GPU.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+
+FP16_INSTEAD = (
+    "run in float16 instead: in transformers TrainingArguments(bf16=False, fp16=True) and"
+    " from_pretrained(..., torch_dtype=torch.float16); elsewhere the option that picks the"
+    " dtype (dtype/precision='16-mixed', torch.autocast(dtype=torch.float16))"
+)
+
+
+def _hip_invalid_device_function(match: re.Match[str], text: str) -> Explanation:
+    gfx = fact(text, r"\b(gfx\d{3,4}\w?)\b")
+    override = "11.0.0" if gfx and gfx.startswith("gfx11") else "10.3.0"
+    named = f" ({gfx})" if gfx else ""
+    return answer(
+        title=f"The ROCm build of torch has no kernels for this AMD GPU{named}",
+        meaning=(
+            "A kernel was launched on the GPU but the library holds no code object for its"
+            " architecture (gfx target), so HIP finds no function to run. It fails on the first"
+            " GPU operation, whatever the model."
+        ),
+        cause=(
+            f"The GPU{named} is not among the gfx targets the ROCm wheel (or the extension) was"
+            " compiled for: most consumer Radeon cards and APUs (gfx1031/1032, gfx1102/1103,"
+            " gfx1150/1151, older gfx803/gfx90c) are not in the official wheels' target lists."
+        ),
+        fix=(
+            "Tell ROCm to use the nearest supported target: export"
+            f" HSA_OVERRIDE_GFX_VERSION={override} (10.3.0 for RDNA2 cards, 11.0.0 for RDNA3) in the"
+            " shell that starts Python, before torch is imported; or install a torch/ROCm build"
+            " that lists this GPU (rocminfo | grep gfx shows its target)."
+        ),
+    )
+
+
+def _ptx_feature(match: re.Match[str], text: str) -> Explanation:
+    feature, arch = match.group(1), match.group(2)
+    capability = f"{arch[:-1]}.{arch[-1]}"
+    low_precision = re.search(r"bf16|e4m3|e5m2|fp8", feature)
+    dtype = "bfloat16" if "bf16" in feature else "float8" if low_precision else feature
+    return answer(
+        title=f"This GPU is older than the kernel needs: {feature} requires compute capability {capability}",
+        meaning=(
+            f"A GPU kernel generated at run time (Triton, under torch.compile or a library's fused"
+            f" kernels) uses {feature}, which NVIDIA GPUs only have from sm_{arch}"
+            f" (capability {capability}); ptxas refused to assemble it for this GPU."
+        ),
+        cause=(
+            f"The model or kernels run in {dtype} on a GPU below capability {capability}: a V100"
+            " (7.0), T4 or RTX 20xx (7.5), GTX 10xx (6.x); bfloat16 needs an Ampere (A100, RTX"
+            " 30xx) or newer GPU, float8 an Ada/Hopper one."
+            if low_precision
+            else f"The kernel uses an instruction this GPU (below sm_{arch}) does not have."
+        ),
+        fix=(
+            f"On this GPU {FP16_INSTEAD}, or run on a GPU of capability {capability}+;"
+            " torch.cuda.get_device_capability() shows this one's."
+            if low_precision
+            else f"Run on a GPU of capability {capability}+, or without the kernel that needs it"
+            " (torch.compile off, the library's non-fused path)."
+        ),
+    )
+
+
+def _trainer_bf16(match: re.Match[str], text: str) -> Explanation:
+    no_gpu = "use_cpu" in match.group(0) and "Ampere" not in match.group(0)
+    cause = (
+        "torch sees no CUDA GPU (a CPU-only torch build, no GPU on this machine, or"
+        " CUDA_VISIBLE_DEVICES hiding it), and bf16=True was asked for a GPU run."
+        if no_gpu
+        else "The GPU predates Ampere (a V100, T4, RTX 20xx or GTX card), which have no bfloat16"
+        " support, while the training arguments (or the script's defaults, a DeepSpeed/accelerate"
+        " config) set bf16=True (often tf32=True with it, which also needs Ampere)."
+    )
+    fix = (
+        "Check torch.cuda.is_available(); install a CUDA build of torch, or pass use_cpu=True"
+        " (and bf16=False) to train on the CPU."
+        if no_gpu
+        else f"Set bf16=False (and tf32=False) and {FP16_INSTEAD}; or train on an Ampere or newer GPU."
+    )
+    return answer(
+        title="transformers: bf16 was requested but this setup has no bf16-capable GPU",
+        meaning=("TrainingArguments(bf16=True) checks that torch can run bfloat16 on the GPU; it cannot here."),
+        cause=cause,
+        fix=fix,
+    )
+
+
+KNOWN: list[KnownError] = [
+    known(
+        "hip-invalid-device-function",
+        r"HIP error: invalid device function|hipErrorInvalidDeviceFunction",
+        _hip_invalid_device_function,
+        re.IGNORECASE,
+    ),
+    known("ptx-feature-needs-newer-gpu", r"Feature '([^'\n]+)' requires \.target sm_(\d+) or\s+higher", _ptx_feature),
+    known("trainer-bf16-unsupported", r"Your setup doesn't support bf16/gpu\.[^\n]*", _trainer_bf16),
+]
