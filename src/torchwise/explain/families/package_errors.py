@@ -154,7 +154,7 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "no-matching-distribution",
-        r"Could not find a version that satisfies the requirement ((?:torch|torchvision|torchaudio)\S*)"
+        r"Could not find a version that satisfies the requirement ((?:torch|torchvision|torchaudio)[\w.=<>!~,+*-]*)"
         r"(?: \(from versions: ([^)]*)\))?",
         _no_distribution,
     ),

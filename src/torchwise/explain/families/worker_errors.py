@@ -115,7 +115,10 @@ def _pickle_local(match: re.Match[str], text: str) -> Explanation:
             " importable name; a lambda or a function defined inside another function has none."
         ),
         cause=(
-            f"{name} is a lambda or a function defined inside a function (a transform, a"
+            f"{name} is a class defined inside a function (most often the Dataset itself), used"
+            " with num_workers > 0."
+            if local_class
+            else f"{name} is a lambda or a function defined inside a function (a transform, a"
             " target_transform or a collate_fn), used with num_workers > 0."
         ),
         fix=(
@@ -294,7 +297,8 @@ KNOWN: list[KnownError] = [
     known(
         "pickle-local-object",
         # "Cannot pickle" in some wordings; a paste may lose the closing quote
-        r"(?:Can't|Cannot) (?:pickle|get) local object '([^'\n]+)'?"
+        # the name is a qualified name only: a paste that lost the quote goes on in the user's words
+        r"(?:Can't|Cannot) (?:pickle|get) local object '([\w.<>]+)'?"
         r"|Can't pickle (<function <lambda>[^>]*>)"
         r"|cannot (?:serialize|pickle) '(_io\.\w+|_thread\.\w+)' object",
         _pickle_local,
