@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from torchwise.lint.context import FileContext, dotted
+from torchwise.lint.ast_names import dotted
+from torchwise.lint.context import FileContext
 
 SOURCE = """
 import torch

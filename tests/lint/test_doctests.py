@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "torchwise.lint.ast_names",
     "torchwise.lint.config",
     "torchwise.lint.context",
     "torchwise.lint.engine",

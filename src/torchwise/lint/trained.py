@@ -2,31 +2,38 @@
 
 >>> from torchwise.lint.context import FileContext
 >>> ctx = FileContext.parse("import torch\\nlog = LogReg(8, 2)\\nopt = torch.optim.Adam(log.parameters())\\n")
->>> sorted(trained_names(ctx))
+>>> sorted(trained_names(calls=ctx.calls, qualname=ctx.qualname, assignments=ctx.assignments))
 ['log']
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Mapping, Sequence
 
-from torchwise.lint.context import FileContext, dotted, method, receiver
+from torchwise.lint.ast_names import dotted, method, receiver
 
 
-def trained_names(ctx: FileContext) -> frozenset[str]:
+def trained_names(
+    *,
+    calls: Sequence[ast.Call],
+    qualname: Callable[[ast.AST], str | None],
+    assignments: Mapping[str, Sequence[ast.expr]],
+) -> frozenset[str]:
     """Names whose ``.parameters()`` go into an optimizer built here (directly or through a
-    name bound to them): ``Adam(generator.parameters())`` gives {"generator"}."""
+    name bound to them); takes FileContext's calls, qualname and assignments, so that this module
+    needs no import of the context that asks it: ``Adam(generator.parameters())`` gives {"generator"}."""
     names: set[str] = set()
-    for call in ctx.calls:
-        name = ctx.qualname(call.func) or ""
-        aliases = [ctx.qualname(a) or "" for a in ctx.assignments.get(dotted(call.func) or "", [])]
+    for call in calls:
+        name = qualname(call.func) or ""
+        aliases = [qualname(a) or "" for a in assignments.get(dotted(call.func) or "", [])]
         name = next((a for a in aliases if a.startswith("torch.optim.")), name)  # optim_name = optim.SGD
         if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
             continue
         args = [*call.args, *(k.value for k in call.keywords)]
         # Names inside the arguments too: [{"params": base_params}] with base_params = ...
         named = [n for a in args for n in ast.walk(a) if isinstance(n, ast.Name | ast.Attribute)]
-        values = args + [v for n in named for v in ctx.assignments.get(dotted(n) or "", [])]
+        values = args + [v for n in named for v in assignments.get(dotted(n) or "", [])]
         for node in (n for v in values for n in ast.walk(v)):
             if isinstance(node, ast.Call) and method(node) in {"parameters", "named_parameters"}:
                 names.add(dotted(receiver(node)) or "")

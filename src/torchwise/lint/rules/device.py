@@ -6,7 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, keyword, method
+from torchwise.lint.ast_names import dotted, keyword, method
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_option

@@ -6,7 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, method, position
+from torchwise.lint.ast_names import dotted, method
+from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites

@@ -6,7 +6,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, position
+from torchwise.lint.ast_names import dotted, is_constant, keyword, method
+from torchwise.lint.context import FileContext, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule

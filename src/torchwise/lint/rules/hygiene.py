@@ -7,14 +7,8 @@ import difflib
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import (
-    FileContext,
-    dotted,
-    is_constant,
-    is_main_guard,
-    keyword,
-    method,
-)
+from torchwise.lint.ast_names import dotted, is_constant, keyword, method
+from torchwise.lint.context import FileContext, is_main_guard
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule

@@ -11,7 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, method, receiver
+from torchwise.lint.ast_names import dotted, method, receiver
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.legacy import PLACEHOLDER
 from torchwise.lint.registry import rule

@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from torchwise.lint.context import FileContext, dotted
+from torchwise.lint.ast_names import dotted
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 
 # Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).

@@ -15,7 +15,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, is_constant, keyword, method, receiver
+from torchwise.lint.ast_names import dotted, is_constant, keyword, method, receiver
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.kinds import OPTIMIZER_CLASSES, SCHEDULER_CLASSES
 from torchwise.lint.registry import rule

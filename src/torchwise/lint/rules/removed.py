@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, keyword, method, receiver
+from torchwise.lint.ast_names import dotted, keyword, method, receiver
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_option

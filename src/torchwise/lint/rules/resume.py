@@ -8,7 +8,8 @@ import builtins
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, dotted, keyword, method, position, receiver
+from torchwise.lint.ast_names import dotted, keyword, method, receiver
+from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites

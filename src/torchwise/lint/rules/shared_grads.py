@@ -18,7 +18,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from torchwise.lint.context import FileContext, is_constant, keyword, method, receiver
+from torchwise.lint.ast_names import is_constant, keyword, method, receiver
+from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
