@@ -40,3 +40,16 @@ def test_a_pinned_requirement_keeps_its_version_and_build():
     assert answer is not None
     assert answer.title == "pip found no distribution of torch==1.7.1+cu110"
     assert "pip sees only 1.11.0, 1.12.0" in answer.cause
+
+
+def test_an_unformatted_uri_placeholder_is_not_quoted_as_a_file():
+    # torchaudio releases that raise the message without formatting it
+    answer = explain("RuntimeError: Couldn't find appropriate backend to handle uri {uri} and format {format}.")
+    assert answer is not None and answer.id == "audio-no-backend"
+    assert answer.title == "torchaudio has no audio backend that can open the file"
+
+
+def test_a_real_uri_is_still_named():
+    answer = explain("RuntimeError: Couldn't find appropriate backend to handle uri data/clip_01.mp3 and format None.")
+    assert answer is not None and answer.title == "torchaudio has no audio backend that can open data/clip_01.mp3"
+    assert "FFmpeg's shared libraries" in answer.cause

@@ -13,7 +13,9 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
 
 def _no_backend(match: re.Match[str], text: str) -> Explanation:
-    uri = (match.group(1) or "the file").strip()
+    uri = (match.group(1) or "").strip()
+    # some torchaudio releases raise the message unformatted: "handle uri {uri} and format {format}"
+    uri = "the file" if not uri or uri.startswith("{") else uri
     extension = uri.rsplit(".", 1)[-1].lower() if "." in uri.rsplit("/", 1)[-1] else ""
     needs = (
         "FFmpeg's shared libraries (mp3, m4a, aac and most compressed formats are read through"
