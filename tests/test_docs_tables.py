@@ -39,7 +39,9 @@ SECTIONS = ("data", "model", "task", "optim", "schedule", "train", "checkpoint",
 MENTION = re.compile(rf"`((?:{'|'.join(SECTIONS)})\.[a-z_*]+(?:\.[a-z_*]+)*)[`=: ]")
 # Not config keys: the export manifest's `task` entries (export.md) and a file a lint example names.
 NOT_CONFIG = {"task.class_dim", "task.classes", "task.prediction", "task.targets", "model.chkpt",
-              "model.module"}  # Python attributes the pages quote (DataParallel's model.module)
+              # Python attributes the pages quote: DataParallel's model.module, and explain.md's
+              # `model.parameters` passed without its parentheses
+              "model.module", "model.parameters"}
 FILES = (".py", ".safetensors", ".json", ".jsonl", ".yaml", ".pt", ".pth", ".pt2", ".onnx", ".bin", ".png", ".html")
 
 
