@@ -54,6 +54,17 @@ def test_nonfinite_step_names_the_first_module_that_went_nonfinite(tmp_path):
     assert event["module"] == "explode" and event["step"] == 5
 
 
+def test_nonfinite_loss_from_finite_outputs_blames_the_loss_not_the_gradient(tmp_path):
+    def log_of_zero(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.log(logits.softmax(-1) * 0).mean()  # -inf, however finite the logits
+
+    cfg = quiet_config(train={"batch_size": 8}, data={"shuffle": False})
+    with pytest.raises(RunFailed) as err:
+        torchwise.fit(exploding_model(), tiny_classification(), config=cfg, loss=log_of_zero, runs_dir=tmp_path)
+    assert err.value.message == ("non-finite loss or gradient at step 0: first non-finite output in "
+                                 "no module's forward output (the loss computation made it)")
+
+
 def test_on_nonfinite_skip_skips_and_counts(tmp_path):
     cfg = quiet_config(train={"batch_size": 8, "epochs": 2, "on_nonfinite": "skip"}, data={"shuffle": False})
     result = torchwise.fit(exploding_model(), poisoned_data(), config=cfg, runs_dir=tmp_path)

@@ -7,6 +7,7 @@ instead of pointing into torch's internals.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -222,7 +223,11 @@ def name_nonfinite(ctx: LoopContext | None, err: NonFiniteStep) -> TorchwiseErro
     if ctx is None:
         return err
     module, step = first_nonfinite_module(ctx.model, err.window, precision=ctx.precision), err.step
-    where = f"module '{module}'" if module else "no module's forward output (the gradient overflowed)"
+    # Every forward output finite: a non-finite loss was made by the loss computation itself, a finite
+    # one means the gradient overflowed in the backward pass.
+    where = (f"module '{module}'" if module else
+             "no module's forward output (the loss computation made it)" if not math.isfinite(err.loss) else
+             "no module's forward output (the gradient overflowed)")
     # Whether the batch itself held NaN/inf: then the data, not the step size, is the cause.
     inputs = [t for batch in err.window for t in tensors(split_batch(batch)[0]) if t.is_floating_point()]
     inputs_finite = all(bool(torch.isfinite(t).all()) for t in inputs)
