@@ -150,6 +150,8 @@ LIBRARY = re.compile(
     r"|transformers_modules[\\/]|[\\/]\.cache[\\/]huggingface[\\/]"
 )
 
+PACKAGE_IN_PATH = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w*)")
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -163,6 +165,12 @@ class Frame:
     @property
     def in_library(self) -> bool:
         return bool(LIBRARY.search(self.file))
+
+    @property
+    def package(self) -> str | None:
+        """The installed package whose file this is (``site-packages/<name>/...``), else None."""
+        found = PACKAGE_IN_PATH.search(self.file)
+        return found.group(1) if found else None
 
     @property
     def place(self) -> str:

@@ -22,7 +22,7 @@ from torchwise.env.compat import (
     pip_install_torch,
 )
 from torchwise.env.probe import installed_version
-from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence, told_apart
 
 DOCTOR = "torchwise doctor names the exact build for this machine."
 
@@ -47,7 +47,14 @@ def _wheel_for(capability: tuple[int, int]) -> str:
     return f"cu{cuda[0]}{cuda[1]}"
 
 
-def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
+# GPUs that recent or older torch wheels leave out: Blackwell (sm_100/sm_120, CUDA 12.8+ wheels
+# only) and Maxwell/Pascal/Kepler cards that CUDA 12.8+ wheels dropped
+OUTSIDE_WHEELS = re.compile(
+    r"RTX\s*50[5-9]0|\bB[12]00\b|\bsm_1[02]0\b|GTX\s*(?:9[5-8]0|10[5-8]0)|\bTesla [KMP]\d+|\bK[48]0\b"
+)
+
+
+def _no_kernel_image(match: re.Match[str], text: str) -> Explanation | None:
     gpu = re.search(r"([^\n:]*?) with CUDA capability (sm_\d+) is not compatible", text)
     listed = re.search(r"supports CUDA capabilities ((?:(?:sm|compute)_\d+\w? ?)+)", text)
     if gpu and listed:
@@ -84,6 +91,15 @@ def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
                 f" A project that pins an old torch needs that pin raised. {DOCTOR}"
             ),
         )
+    if gpu or not re.search(r"no kernel image", match.group(0)) or OUTSIDE_WHEELS.search(text):
+        # torch's own warning that its build lacks this GPU, or a GPU that the common wheels leave out
+        return _no_build_kernels()
+    # the bare message: torch's build or a compiled extension's (gpu_arch_errors reads the
+    # extension where the frame shows it); the message alone does not say which
+    return None
+
+
+def _no_build_kernels() -> Explanation:
     return answer(
         title="This torch build has no GPU code for your GPU's architecture",
         meaning=(
@@ -329,7 +345,7 @@ def _checkpoint_module(match: re.Match[str], text: str) -> Explanation:
 
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "no-kernel-image",
         r"no kernel image is available for execution on the device"
         r"|with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",

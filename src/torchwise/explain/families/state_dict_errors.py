@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
 
 
 def _keys(label: str, text: str) -> list[str]:
@@ -19,6 +19,16 @@ def _keys(label: str, text: str) -> list[str]:
         if keys:
             return keys
     return []
+
+
+def _cut(label: str, text: str) -> bool:
+    """The last listing of ``label`` keys stops mid-list (a trailing comma, dots), not at the
+    closing quote and full stop torch ends it with."""
+    listings = [line for line in re.findall(rf"{label} key\(s\) in state_dict: (.*)", text) if '"' in line]
+    return bool(listings) and not re.search(r'"\s*\.?\s*$', listings[-1])
+
+
+SEVERAL_GPUS = re.compile(r"\b(?:[2-9]|two|several|multiple) GPUs\b|multi-?gpu|DataParallel", re.IGNORECASE)
 
 
 def _shown(keys: list[str], most: int = 4) -> str:
@@ -64,7 +74,7 @@ def _optimizer_state(unexpected: list[str]) -> bool:
     return {"state", "param_groups"} <= set(unexpected)
 
 
-def _state_dict(match: re.Match[str], text: str) -> Explanation:
+def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
     named = match.group(1) or fact(text, r"Error\(s\) in loading state_dict for (\w+)")
     model = f" {named}" if named else ""  # the old wording names no class
     missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
@@ -179,6 +189,22 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             "build the model with the same options the checkpoint was trained with (the"
             " config or command-line flags saved with it)"
         )
+    elif not causes and missing and not unexpected and _cut("Missing", text):
+        # torch lists the unexpected keys after the missing ones: a listing cut short hides them,
+        # and with them whether the checkpoint's keys are the same layers under other names
+        if not SEVERAL_GPUS.search(text):
+            return None
+        causes.append(
+            "the checkpoint was saved on several GPUs (the paste says so), where the model was"
+            " wrapped in nn.DataParallel/DistributedDataParallel: its keys carry a 'module.'"
+            " prefix, so none of the bare model's keys is found (the unexpected keys, cut from"
+            " the paste, are the same layers with the prefix)"
+        )
+        fixes.append(
+            "check with print(next(iter(state))); strip the prefix before loading:"
+            ' state = {k.removeprefix("module."): v for k, v in state.items()} (or save'
+            " model.module.state_dict() when training on several GPUs)"
+        )
     elif not causes and missing and not unexpected:
         causes.append(
             "the model has parts the checkpoint never had: it was built with other options"
@@ -254,7 +280,7 @@ def _dict_as_model(match: re.Match[str], text: str) -> Explanation:
     )
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "state-dict-mismatch",
         r"Error\(s\) in loading state_dict for (\w+)"
         r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()"
