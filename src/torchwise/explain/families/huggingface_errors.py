@@ -76,8 +76,34 @@ def _no_loss(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# torch's own schedulers: Lightning rejecting one of these is a version clash, not the scheduler
+TORCH_SCHEDULERS = frozenset(
+    "LambdaLR MultiplicativeLR StepLR MultiStepLR ConstantLR LinearLR ExponentialLR SequentialLR"
+    " CosineAnnealingLR ChainedScheduler ReduceLROnPlateau CyclicLR CosineAnnealingWarmRestarts"
+    " OneCycleLR PolynomialLR".split()
+)
+
+
 def _lightning_scheduler(match: re.Match[str], text: str) -> Explanation:
-    scheduler = match.group(1)
+    scheduler = match.group(1) or match.group(2)
+    if scheduler not in TORCH_SCHEDULERS:
+        return answer(
+            title=f"Lightning does not recognise the scheduler {scheduler}",
+            meaning=(
+                "Lightning steps the schedulers configure_optimizers returns itself, and only knows"
+                f" how for torch's own (subclasses of torch.optim.lr_scheduler.LRScheduler); {scheduler}"
+                " is not one."
+            ),
+            cause=(
+                f"{scheduler} is a scheduler of another library (timm's schedulers, a transformers or"
+                " hand-written class) whose step() Lightning cannot call the way it calls torch's."
+            ),
+            fix=(
+                "Override LightningModule.lr_scheduler_step(self, scheduler, metric) to step it"
+                " (timm: scheduler.step(epoch=self.current_epoch)), or use the equivalent scheduler"
+                " from torch.optim.lr_scheduler."
+            ),
+        )
     return answer(
         title=f"Lightning does not recognise the scheduler {scheduler}",
         meaning=(
@@ -216,7 +242,8 @@ def _sampling_nan(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "lightning-invalid-scheduler",
-        r"The provided lr scheduler \"?<?(?:torch\.optim\.lr_scheduler\.)?(\w+)[^\n]*\"? is invalid",
+        r"The provided lr scheduler \"?<?(?:torch\.optim\.lr_scheduler\.)?(\w+)[^\n]*\"? is invalid"
+        r"|The provided lr scheduler `(\w+)` doesn't follow PyTorch's LRScheduler API",
         _lightning_scheduler,
     ),
     known(
