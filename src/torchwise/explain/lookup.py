@@ -79,6 +79,7 @@ from torchwise.explain.families import (
     import_errors,
     index_errors,
     install_errors,
+    kernel_crash_errors,
     kernel_errors,
     layer_errors,
     library_errors,
@@ -193,6 +194,8 @@ KNOWN: list[KnownError] = [
     *build_errors.KNOWN,
     *mps_errors.KNOWN,
     *pandas_errors.KNOWN,
+    # a crashed kernel, answered where the paste says whose kernel it was
+    *kernel_crash_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

@@ -281,6 +281,7 @@ EVALUATION_WORDS = re.compile(
     r"predict(?:ion|ions|ing)?|eval\(\)|eval mode)\b",
     re.IGNORECASE,
 )
+PATH_WORD = re.compile(r"\S*[\\/]\S*|\S+\.py\b\S*")
 TRAINING_WORDS = re.compile(r"\btrain(?:ing|s|ed)?\b", re.IGNORECASE)
 
 
@@ -298,7 +299,12 @@ def evaluation_context(text: str) -> str | None:
         if TRAINING_FUNCTION.match(frame.function):
             return None
     paste = Paste(text)
-    said = [line for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True) if kind == "other"]
+    # the user's own words, without the paths a line quotes (a file evaluation.py says nothing)
+    said = [
+        PATH_WORD.sub(" ", line)
+        for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True)
+        if kind == "other"
+    ]
     if any(TRAINING_WORDS.search(line) for line in said):
         return None
     words = next((found for line in said if (found := EVALUATION_WORDS.search(line))), None)

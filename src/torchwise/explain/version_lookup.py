@@ -97,6 +97,17 @@ def _module_reading(dotted: str, text: str) -> tuple[str, str] | None:
             f" package's full/prebuilt wheel for this torch and CUDA, or build it from source in its"
             f" folder: pip install -e . --no-build-isolation), and run from outside {top}'s source folder.",
         )
+    inside = [frame for _, frame in frames(text) if frame.package]
+    if "." in dotted and inside and inside[-1].package == top:
+        # the installed package's own file imports its own submodule, and it is not there
+        return (
+            f"The installed {top} is incomplete: its own code ({inside[-1].place}) imports {dotted},"
+            f" which is missing from the install (files of two {top} releases mixed by an upgrade"
+            " over an older one, or an interrupted or partial install).",
+            f"Reinstall it cleanly: pip uninstall {pip_name(top) or top} (until none is left), then"
+            f" pip install {pip_name(top) or top} in the version the project needs, in the environment"
+            " that runs the code.",
+        )
     found = package(top)
     if found is not None:
         if "." not in dotted:

@@ -81,7 +81,30 @@ def _ptx_feature(match: re.Match[str], text: str) -> Explanation:
 EXTENSION_CALL = re.compile(
     r"\b(?:_C|_ext|ext_module|_backend|\w+_cuda|\w+_ext)\.\w+\(|[\\/](?:csrc|_ext)[\\/]|\.cu\b"
 )
+# a project's own CUDA error check, which prints the message where torch prints "CUDA error: ..."
+EXTENSION_CHECK = re.compile(
+    r"cudaCheckError\(\)[^\n]*|CUDA kernel failed\s*:?|error in [\w.]+\.cu\b[^\n]*|\b\w+\.cu:\d+[^\n]*"
+)
 EXTENSION_KERNEL = re.compile(r"\b\w+_(?:forward|backward)_cuda\b|\b\w+_cuda_(?:forward|backward)\b")
+
+
+def extension_launch(match: re.Match[str], text: str) -> tuple[str | None, str] | None:
+    """Where the paste shows that the failing kernel was a compiled extension's, not torch's:
+    (its package, the evidence quoted), else None. The evidence: its binding module or sources
+    in the frame that raised, its kernel named on the error line ("ROIAlign_forward_cuda"), or the
+    project's own CUDA error check printing the message (torch prints "CUDA error: ...")."""
+    frame = last_frame(text, match.start())
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    line_end = text.find("\n", match.end())
+    named = EXTENSION_KERNEL.search(text[match.end() : line_end if line_end >= 0 else len(text)])
+    checked = EXTENSION_CHECK.search(text[line_start : match.start()])
+    if frame is not None and EXTENSION_CALL.search(f"{frame.file}\n{frame.source}"):
+        return frame.package, f"{frame.place}: {frame.source}"
+    if named:
+        return (frame.package if frame else None), named.group(0)
+    if checked:
+        return None, f"printed by the project's own CUDA check, {checked.group(0).strip().rstrip(':').strip()}"
+    return None
 
 
 def _extension_without_kernels(match: re.Match[str], text: str) -> Explanation | None:
@@ -89,15 +112,11 @@ def _extension_without_kernels(match: re.Match[str], text: str) -> Explanation |
     (not torch's own kernels): the extension was built for other GPU architectures. None where
     the paste does not show that the launch was an extension's (torch's own build is then as
     likely, and the message does not tell them apart)."""
-    frame = last_frame(text, match.start())
-    line_end = text.find("\n", match.end())
-    named = EXTENSION_KERNEL.search(text[match.end() : line_end if line_end >= 0 else len(text)])
-    called = frame is not None and EXTENSION_CALL.search(f"{frame.file}\n{frame.source}")
-    if not (named or called):
+    launch = extension_launch(match, text)
+    if launch is None:
         return None
-    package = frame.package if frame else None
+    package, where = launch
     extension = f"The extension {package}" if package else "The extension"
-    where = f"{frame.place}: {frame.source}" if called and frame else named.group(0) if named else ""
     return answer(
         title=f"A compiled extension{f' ({package})' if package else ''} has no kernels for this GPU",
         meaning=(

@@ -44,11 +44,15 @@ def _torch_c_missing(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+TORCH_OWN = re.compile(r"/torch/(?:lib/|_C[\w.-]*\.so)")
+
+
 def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
     path, symbol, version = match.group(1), match.group(2), match.group(3)
     parts = path.replace("\\", "/").split("/")
     where = "/".join(parts[-2:])
-    if "/torch/lib/" in path.replace("\\", "/") and not version:
+    own = TORCH_OWN.search(path.replace("\\", "/")) is not None  # torch/lib/*.so or torch/_C*.so
+    if own and not version:
         return answer(
             title=f"torch's own {parts[-1]} does not match the rest of torch",
             meaning=f"{parts[-1]} needs {symbol}, which the other torch libraries loaded with it lack.",
@@ -61,7 +65,7 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
                 " and install once; for a source build run python setup.py clean, then rebuild."
             ),
         )
-    if "/torch/lib/" in path.replace("\\", "/"):
+    if own:
         needed = f" from {version}" if version else ""
         return answer(
             title=f"torch's own {parts[-1]} found the wrong {version or 'system'} library",

@@ -265,29 +265,6 @@ def _mps_float64(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _kernel_failure(match: re.Match[str], text: str) -> Explanation:
-    what = match.group(0).rstrip(" .:")
-    return answer(
-        title=f"A CUDA kernel failed: {what}",
-        meaning=(
-            "A GPU kernel crashed. CUDA reports errors asynchronously, so the line in the"
-            " traceback is often not the one that failed, and the CUDA context is unusable"
-            " until the process restarts."
-        ),
-        cause=(
-            "Most often an index out of range inside a kernel (an embedding id or a label too"
-            " large, a gather/scatter index), or a compiled extension built for another GPU or"
-            " torch; rarely the hardware or the driver (nvidia-smi or the kernel log shows Xid"
-            " errors then)."
-        ),
-        fix=(
-            "Rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing line, or run the same batch on"
-            " the CPU, where an index error is reported plainly. Check ids and labels:"
-            " assert ids.max() < emb.num_embeddings and y.max() < num_classes."
-        ),
-    )
-
-
 def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="CUDA could not start: unknown error",
@@ -341,13 +318,6 @@ KNOWN: list[KnownError] = [
         generic=True,
     ),
     known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
-    known(
-        "cuda-kernel-failure",
-        r"an illegal memory access was encountered|unspecified launch failure"
-        r"|misaligned address|cuda runtime error \(710\)",
-        _kernel_failure,
-        generic=True,
-    ),
     known(
         "cuda-unknown-error",
         r"cuda runtime error \(30\) : unknown error|CUDA unknown error",
