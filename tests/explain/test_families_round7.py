@@ -59,6 +59,18 @@ CASES: list[tuple[str, str, list[str]]] = [
         "lightning-invalid-scheduler",
         ["another library", "lr_scheduler_step"],
     ),
+    # github.com/modelscope/ms-swift/issues/7309 (working7 #19): a value a newer release knows
+    (
+        "ValueError: fsdp2 is not a valid FSDPOption, please select one of ['full_shard', 'shard_grad_op',"
+        " 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2', 'offload', 'auto_wrap']",
+        "invalid-choice",
+        ["installed release", "does not know 'fsdp2'", "Upgrade"],
+    ),
+    (
+        "ValueError: cosine_warmpu is not a valid SchedulerType, please select one of ['linear', 'cosine_warmup']",
+        "invalid-choice",
+        ["misspelling of 'cosine_warmup'"],
+    ),
     # github.com/LearnedVector/A-Hackers-AI-Voice-Assistant/issues/54
     (HELDOUT6[53], "lightning-plateau-no-monitor", ['"monitor": "val_loss"']),
 ]
@@ -72,3 +84,8 @@ def test_a_round7_family_answers_with_what_the_message_says(message, error_id, p
 
 def test_a_pandas_key_error_outside_pandas_is_not_read_as_a_position():
     assert explain("KeyError: 0") is None
+
+
+def test_an_enum_value_without_its_choices_is_not_told_apart():
+    # a misspelling and another release's value look alike without the list of choices
+    assert explain("ValueError: 'nccll' is not a valid Backend") is None

@@ -95,6 +95,7 @@ from torchwise.explain.families import (
     module_version_errors,
     mps_errors,
     numpy_errors,
+    option_errors,
     package_errors,
     pandas_errors,
     parallel_errors,
@@ -196,6 +197,7 @@ KNOWN: list[KnownError] = [
     *pandas_errors.KNOWN,
     # a crashed kernel, answered where the paste says whose kernel it was
     *kernel_crash_errors.KNOWN,
+    *option_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

@@ -21,6 +21,25 @@ def _keys(label: str, text: str) -> list[str]:
     return []
 
 
+def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
+    """(prefix, "checkpoint") when every key the checkpoint has is a key of the model with one
+    prefix in front (a larger model's state dict), (prefix, "model") the other way round (the
+    model wraps the saved network); None otherwise. The wrappers' own prefixes are read above."""
+    for longer, shorter, side in ((unexpected, missing, "checkpoint"), (missing, unexpected, "model")):
+        if not longer or not shorter:
+            continue
+        prefixes = {
+            key[: len(key) - len(inner)] for key in longer for inner in shorter if key.endswith("." + inner)
+        }
+        if len(prefixes) == 1:
+            prefix = prefixes.pop()
+            if prefix not in ("module.", "_orig_mod.") and all(
+                key.startswith(prefix) and key[len(prefix):] in shorter for key in longer
+            ):
+                return prefix, side
+    return None
+
+
 def _cut(label: str, text: str) -> bool:
     """The last listing of ``label`` keys stops mid-list (a trailing comma, dots), not at the
     closing quote and full stop torch ends it with."""
@@ -167,6 +186,28 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             "build the model with the sizes used when saving; or, to reuse all but those layers"
             f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
             f" state.items() if k not in {{{names}}}}} and load with strict=False"
+        )
+    nested = _nesting(missing, unexpected) if not causes else None
+    if nested and nested[1] == "checkpoint":
+        causes.append(
+            f"the file holds a larger model, of which this{model} is the part under '{nested[0]}'"
+            f" (its keys are this model's with '{nested[0]}' in front): the whole model's state"
+            " dict was loaded into one of its submodules"
+        )
+        fixes.append(
+            f"load it into the whole model it was saved from (then take the part from it), or keep"
+            f" that part's keys: state = {{k.removeprefix(\"{nested[0]}\"): v for k, v in"
+            f' state.items() if k.startswith("{nested[0]}")}}'
+        )
+    elif nested:
+        causes.append(
+            f"this{model} wraps the saved network under '{nested[0]}' (its keys are the checkpoint's"
+            f" with '{nested[0]}' in front): the file was saved from the bare network, and the"
+            " script that loads it builds the network inside another module"
+        )
+        fixes.append(
+            f"load into that part: model.{nested[0].rstrip('.')}.load_state_dict(state), or build and"
+            " wrap the network the way the script that saved it did"
         )
     if not causes and unexpected and all(key.endswith("position_ids") for key in unexpected):
         causes.append(
