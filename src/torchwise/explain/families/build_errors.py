@@ -7,10 +7,11 @@ to a version per release; on Windows, pip needs Microsoft's C++ build tools.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import frames
+from torchwise.explain.paste import frames, last_frame
 
 TORCH_CUDA = 'python -c "import torch; print(torch.version.cuda)"'
 
@@ -85,7 +86,61 @@ def _build_tools_missing(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _no_arch_list(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="Building a CUDA extension where torch sees no GPU: no architecture to compile for",
+        meaning=(
+            "torch.utils.cpp_extension compiles for the GPU architectures in TORCH_CUDA_ARCH_LIST, or"
+            " else for the GPUs it can see; it saw none, so the list was empty (IndexError in"
+            " _get_cuda_arch_flags)."
+        ),
+        cause=(
+            "The build runs where no GPU is visible to torch: a build machine or container without"
+            " a GPU (docker build, a login node), CUDA_VISIBLE_DEVICES empty, or a CPU-only torch"
+            " (the build log's 'No CUDA runtime is found')."
+        ),
+        fix=(
+            "Name the architectures to build for: export TORCH_CUDA_ARCH_LIST=\"7.5;8.0;8.6\" (the"
+            " GPUs it will run on; torch.cuda.get_device_capability() there), and check that the"
+            " installed torch is a CUDA build (torch.version.cuda is not None); then build again."
+        ),
+    )
+
+
+def _setup_command(match: re.Match[str], text: str) -> Explanation:
+    command = match.group(1)
+    close = difflib.get_close_matches(command, SETUP_COMMANDS, n=1, cutoff=0.6)
+    return answer(
+        title=f"setup.py has no command '{command}'",
+        meaning=f"setuptools knows commands such as build_ext, develop and install; '{command}' is none of them.",
+        cause=(
+            f"'{command}' is a misspelling of '{close[0]}' (in the command or the instructions it was"
+            " copied from)." if close else f"'{command}' is not a setuptools command."
+        ),
+        fix=(
+            f"Run python setup.py {close[0]} ... (or pip install ., which builds it)." if close
+            else "List the commands with python setup.py --help-commands, or install with pip install ."
+        ),
+    )
+
+
+def _in_arch_flags(match: re.Match[str], text: str) -> bool:
+    """The IndexError was raised in cpp_extension's _get_cuda_arch_flags (the frame above it)."""
+    frame = last_frame(text, match.start())
+    return frame is not None and frame.function == "_get_cuda_arch_flags"
+
+
+SETUP_COMMANDS = ["build", "build_ext", "build_py", "develop", "install", "sdist", "bdist_wheel", "clean"]
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "cuda-arch-list-empty",
+        r"IndexError: list index out of range",
+        _no_arch_list,
+        when=_in_arch_flags,
+    ),
+    known("setup-invalid-command", r"error: invalid command '(\w+)'", _setup_command),
     known(
         "cuda-toolkit-missing",
         r"CUDA_HOME environment variable is not set"

@@ -185,6 +185,35 @@ def _quantized_to(match: re.Match[str], text: str) -> Explanation:
             f"Remove the {call} call and use the model as loaded; choose the device when"
             " loading (device_map='auto' or {'': 0}) and move only the inputs:"
             " inputs.to(model.device)."
+            + (
+                " Or upgrade bitsandbytes (0.43.2 or newer, with a recent transformers), which can"
+                " move a 4-bit model with .to(device)."
+                if call == ".to" and "4-bit" in match.group(0)
+                else ""
+            )
+        ),
+    )
+
+
+def _quantized_elsewhere(match: re.Match[str], text: str) -> Explanation:
+    bits = match.group(1)
+    return answer(
+        title=(
+            f"accelerate will not train {'an' if bits == '8' else 'a'} {bits}-bit model placed on"
+            " another device than the process's"
+        ),
+        meaning=(
+            f"Each training process works on its own GPU; a {bits}-bit (bitsandbytes) model cannot be"
+            " moved after loading, so accelerate checks that it already sits on that GPU."
+        ),
+        cause=(
+            f"The {bits}-bit model was loaded with device_map='auto' (spread over several GPUs, or put on"
+            " GPU 0) while training runs one process per GPU (accelerate launch, torchrun, DDP)."
+        ),
+        fix=(
+            "Load it on the process's own GPU: device_map={'': Accelerator().process_index} (or"
+            " {'': int(os.environ['LOCAL_RANK'])}); or train in one process on one GPU; upgrade"
+            " accelerate/transformers if the code follows a newer guide."
         ),
     )
 
@@ -266,8 +295,14 @@ KNOWN: list[KnownError] = [
         _lightning_missing_hook,
     ),
     known(
+        "quantized-model-other-device",
+        r"You can't train a model that has been loaded in (4|8)-bit precision on a different device",
+        _quantized_elsewhere,
+    ),
+    known(
         "quantized-model-moved",
-        r"`?(\.to|\.cuda|\.half|\.float)`? is not supported for `?(4|8)-bit`? (?:bitsandbytes )?models",
+        r"`?(\.to|\.cuda|\.half|\.float)`? is not supported for `?(4|8)-bit`?(?: or `?8-bit`?)?"
+        r" (?:bitsandbytes )?models",
         _quantized_to,
     ),
     known(

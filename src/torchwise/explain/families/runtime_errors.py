@@ -303,7 +303,25 @@ def _no_gpus(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _driver_init(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA could not initialise the NVIDIA driver",
+        meaning="torch's first CUDA call asked the driver to start, and it failed: no GPU is usable here.",
+        cause=(
+            "There is no NVIDIA GPU on this machine (or notebook runtime), or its driver is not"
+            " installed or not loaded (nvidia-smi fails too), or a container was started without"
+            " GPU access (docker run --gpus all); after a driver update, a reboot is pending."
+        ),
+        fix=(
+            "Run nvidia-smi: if it fails, install or repair the NVIDIA driver (and reboot); in a"
+            " container add --gpus all. Without a GPU, run on the CPU (the script's --device cpu,"
+            " or torch.device('cuda' if torch.cuda.is_available() else 'cpu'))."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known("cuda-driver-init-failed", r"CUDA driver initialization failed", _driver_init),
     known(
         "cuda-out-of-memory",
         r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
 
 
 def _keys(label: str, text: str) -> list[str]:
@@ -177,7 +177,19 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             )
     for name, saved, current in sizes:
         facts.append(f"{name} is [{saved}] in the checkpoint but [{current}] in the model")
-    if sizes:
+    if sizes and all(dims(current) in ([], [0]) for _, _, current in sizes):
+        # the model's own parameters are empty: partitioned at construction, not built smaller
+        causes.append(
+            "the model's parameters are empty placeholders (shape [0]): under DeepSpeed ZeRO-3"
+            " (zero.Init, or transformers' HfDeepSpeedConfig) or FSDP each rank holds only its"
+            " shard, so a plain load_state_dict cannot copy the full tensors into them"
+        )
+        fixes.append(
+            "load the weights through from_pretrained (it gathers and partitions them), or inside"
+            " deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0), or before"
+            " ZeRO-3 or FSDP wraps the model"
+        )
+    elif sizes:
         names = ", ".join(f'"{name}"' for name, _, _ in sizes)
         causes.append(
             "the model is built with other sizes than at save time (number of classes, hidden size)"
@@ -325,7 +337,8 @@ KNOWN: list[KnownError] = [
         "state-dict-mismatch",
         r"Error\(s\) in loading state_dict for (\w+)"
         r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()"
-        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted alone
+        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()"  # quoted alone
+        r"|(?:^\s*|error: )size mismatch\s+for [\w.]+: copying a param with shape()",
         _state_dict,
         re.MULTILINE,
     ),
