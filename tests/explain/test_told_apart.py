@@ -87,3 +87,12 @@ def test_an_extension_s_kernel_call_is_told_apart_from_torch_s_build():
         " sm_60 sm_70.\n" + log
     )
     assert "This torch build has no kernels for sm_80" in answer_text(warned, "no-kernel-image")
+
+
+def test_a_name_torch_always_had_is_a_shadowed_or_broken_torch_not_an_old_one():
+    text = answer_text("AttributeError: module 'torch' has no attribute 'cuda'", "torch-attribute-missing")
+    assert "shadows the package" in text and "older than the code" not in text
+    # a 0.4 name is still an old torch (github.com/junyanz/pytorch-CycleGAN-and-pix2pix/issues/314)
+    assert "older than the code" in answer_text(
+        "AttributeError: module 'torch' has no attribute 'device'", "torch-attribute-missing"
+    )

@@ -176,6 +176,14 @@ def _swapped_path(module: str, name: str, meant: str) -> Explanation:
     )
 
 
+# Names torch has had since its first public releases (0.1/0.2; not the 0.4 names such as
+# tensor, device, dtype, no_grad): a torch without one of them is not the real package.
+TORCH_FROM_THE_START = frozenset(
+    "cuda nn optim utils autograd Tensor load save zeros ones randn rand cat stack from_numpy"
+    " manual_seed is_tensor".split()
+)
+
+
 def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     module, name = match.group(1), match.group(2)
     version = fact(text, r"torch(?:==| version[ =:]*| )(\d+\.\d+\.\d+)")
@@ -184,6 +192,24 @@ def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     parts = module.split(".")
     if len(parts) == 2 and name in TORCH_SUBMODULES and parts[1] in TORCH_SUBMODULES:
         return _swapped_path(module, name, f"torch.{name}.{parts[1]}")
+    if module == "torch" and name in TORCH_FROM_THE_START:
+        return answer(
+            title=f"The torch Python imported has no {name}: it is not a whole torch",
+            meaning=(
+                f"torch has had torch.{name} since its first public releases; the torch that Python"
+                " imported has not."
+            ),
+            cause=(
+                "Python imported something else under the name torch: a file torch.py or a folder"
+                " named torch in the working directory (or on sys.path) shadows the package, or the"
+                " install is broken (interrupted, or two installs mixed in one environment)."
+            ),
+            fix=(
+                "python -c \"import torch; print(torch.__file__)\" shows what was imported: rename a"
+                " local torch.py or torch folder (and delete its __pycache__), or uninstall every torch"
+                " (pip uninstall torch until none is left) and install it again."
+            ),
+        )
     cause = (
         f"The code (or a package it imports) uses {module}.{name}, a name internal to torch that"
         f" this torch version does not have{seen}: it was written against another release."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
-from torchwise.explain.paste import evaluation_context, user_frame
+from torchwise.explain.paste import evaluation_context, last_frame, user_frame
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -166,10 +166,12 @@ def _cublas(match: re.Match[str], text: str) -> Explanation:
         cause=(
             "The GPU ran out of memory when cuBLAS set up its workspace."
             if memory
-            else "Usually an earlier error reported late: CUDA runs asynchronously, so an index"
-            " out of range (an embedding id, a label) in a previous kernel surfaces at the next"
-            " matmul. Otherwise the torch build has no kernels for this GPU (an old CUDA build on"
-            " a newer card), or the driver is broken."
+            else LATE_INDEX_ERROR
+            if _indexing_frame(match, text)
+            else "Most often the torch build does not fit this GPU or its driver: a build for an"
+            " older CUDA on a newer card (an RTX 30xx or A100 needs CUDA 11+, an RTX 40xx 11.8+),"
+            " or a CUDA/driver install that is broken or mixed. Otherwise an earlier error reported"
+            " late: an index out of range (an embedding id, a label) in a previous kernel."
         ),
         fix=(
             "Run with CUDA_LAUNCH_BLOCKING=1 (or the same batch on the CPU) to see the real error"
@@ -177,6 +179,19 @@ def _cublas(match: re.Match[str], text: str) -> Explanation:
             " print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\"; " + DOCTOR
         ),
     )
+
+
+def _indexing_frame(match: re.Match[str], text: str) -> bool:
+    """The frame that raised is an embedding or a loss: an index error reported at the next matmul."""
+    frame = last_frame(text, match.start())
+    return frame is not None and bool(INDEXING.search(f"{frame.function} {frame.source}"))
+
+
+INDEXING = re.compile(r"embedding|nll_loss|cross_entropy|gather")
+LATE_INDEX_ERROR = (
+    "An earlier error reported late: CUDA runs asynchronously, so an index out of range (an"
+    " embedding id, a label) in the embedding or loss just before surfaces at the next matmul."
+)
 
 
 def _half_on_cpu(match: re.Match[str], text: str) -> Explanation:
