@@ -24,6 +24,7 @@ PINNED: dict[int, tuple[str, list[str]]] = {
     18: ("stated-remedy", ["reference any FSDP parameters", "self.trainer.model.parameters()"]),
     19: ("invalid-choice", ["does not know 'fsdp2'", "Upgrade"]),
     25: ("torch-attribute-missing", ["older than the code"]),
+    26: ("diffusers-peft-backend", ["peft is not installed", "pip install -U peft"]),
     27: ("peft-targets-not-found", ["another architecture", "named_modules()"]),
     31: ("pickled-name-missing", ["torch._utils", "_rebuild_tensor", "usually a newer one"]),
     32: ("checkpoint-truncated", ["truncated", "Download or copy the file again"]),
@@ -40,6 +41,7 @@ PINNED: dict[int, tuple[str, list[str]]] = {
     66: ("zero-checkpoint-world-size", ["8 data-parallel ranks loaded on 16", "load_optimizer_states=False"]),
     67: ("state-dict-mismatch", ["empty placeholders (shape [0])", "ZeRO-3", "from_pretrained"]),
     69: ("installed-module", ["python -m pip install onnx"]),
+    73: ("lightning-checkpoint-not-found", ["Hydra starts each run", "absolute path"]),
     77: ("extension-dll-load-failed", ["detectron2", "Build detectron2 from source"]),
     78: ("conv-weight-rank", ["without its batch dimension", "x.unsqueeze(0)"]),
     81: ("state-dict-mismatch", ["part under 'bert.embeddings.'", "whole model"]),
@@ -48,9 +50,9 @@ PINNED: dict[int, tuple[str, list[str]]] = {
 }
 # Left unknown: 54 (an illegal memory access with no frame: an index, an extension or a toolkit,
 # the paste does not say) and 79 (a conv layer refused one rank and then another: the layer's kind,
-# which the sizes do not settle); 20, 26, 30, 39, 40, 68, 72, 73, 74: families explain lacks, or
-# pastes that hold no error line (a warning, a frame without its message).
-NOT_KNOWN = [20, 26, 30, 39, 40, 54, 68, 72, 73, 74, 79]
+# which the sizes do not settle); 20, 30, 39, 40, 68, 72, 74: families explain lacks, or pastes
+# that hold no error line (a warning only, a frame without its message).
+NOT_KNOWN = [20, 30, 39, 40, 54, 68, 72, 74, 79]
 # Judged wrong and kept: a bare device-side assert reads as an index out of range (labels or token
 # ids), its most common cause; this thread's was a transformers release (verdicts-after.yaml).
 KEPT_WRONG = {14: "device-side-assert"}

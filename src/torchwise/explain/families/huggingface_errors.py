@@ -218,6 +218,19 @@ def _quantized_elsewhere(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _peft_backend(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="diffusers needs the PEFT backend for LoRA, and it is not available",
+        meaning=(
+            "diffusers loads and fuses LoRA weights (load_lora_weights, fuse_lora, set_adapters) through"
+            " the peft library; it uses that backend only when peft (and a recent enough transformers)"
+            " is installed."
+        ),
+        cause="peft is not installed in this environment, or peft or transformers is older than diffusers requires.",
+        fix="pip install -U peft transformers in the environment that runs the code, then restart it.",
+    )
+
+
 def _tokenizer_class(match: re.Match[str], text: str) -> Explanation:
     name = match.group(1)
     renamed = {"LLaMATokenizer": "LlamaTokenizer"}.get(name)
@@ -294,6 +307,7 @@ KNOWN: list[KnownError] = [
         r"|No [`'](\w+_dataloader)\(\)[`'] method defined",
         _lightning_missing_hook,
     ),
+    known("diffusers-peft-backend", r"PEFT backend is required for this method", _peft_backend),
     known(
         "quantized-model-other-device",
         r"You can't train a model that has been loaded in (4|8)-bit precision on a different device",
