@@ -96,3 +96,11 @@ def test_a_name_torch_always_had_is_a_shadowed_or_broken_torch_not_an_old_one():
     assert "older than the code" in answer_text(
         "AttributeError: module 'torch' has no attribute 'device'", "torch-attribute-missing"
     )
+
+
+def test_a_torch_operation_on_the_line_that_raised_is_torch_s_own_kernel():
+    message = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    text = answer_text(f"    y = torch.matmul(a, b)\n{message}", "no-kernel-image")
+    assert "This torch build has no GPU code" in text
+    # an extension's op reached through torch.ops is not torch's own kernel
+    assert explain(f"    y = torch.ops.mmcv.nms(a, b)\n{message}") is None

@@ -88,6 +88,34 @@ EXTENSION_CHECK = re.compile(
 EXTENSION_KERNEL = re.compile(r"\b\w+_(?:forward|backward)_cuda\b|\b\w+_cuda_(?:forward|backward)\b")
 
 
+# GPUs that recent or older torch wheels leave out: Blackwell (sm_100/sm_120, CUDA 12.8+ wheels
+# only) and Maxwell/Pascal/Kepler cards that CUDA 12.8+ wheels dropped
+OUTSIDE_WHEELS = re.compile(
+    r"RTX\s*50[5-9]0|\bB[12]00\b|\bsm_1[02]0\b|GTX\s*(?:9[5-8]0|10[5-8]0)|\bTesla [KMP]\d+|\bK[48]0\b"
+)
+
+
+# torch's own operation (not torch.ops.<extension>): the kernel it launches is in torch's build
+TORCH_OP = re.compile(r"\btorch\.(?!ops\b)\w+(?:\.\w+)*\(|\bF\.\w+\(")
+
+
+def _torch_op(match: re.Match[str], text: str) -> bool:
+    """The code line that raised calls a torch operation: the last frame's source line, or a code
+    line a paste shows just above the error line."""
+    frame = last_frame(text, match.start())
+    if frame is not None:
+        return bool(TORCH_OP.search(frame.source))
+    line_start = text.rfind("\n", 0, match.start())
+    above = text[text.rfind("\n", 0, max(line_start, 0)) + 1 : max(line_start, 0)]
+    return above.startswith((" ", "\t")) and bool(TORCH_OP.search(above))
+
+
+def torch_build_evidence(match: re.Match[str], text: str) -> bool:
+    """The paste says a failing kernel is torch's own: a GPU the common wheels leave out, or a
+    torch operation on the line that raised."""
+    return bool(OUTSIDE_WHEELS.search(text)) or _torch_op(match, text)
+
+
 def extension_launch(match: re.Match[str], text: str) -> tuple[str | None, str] | None:
     """Where the paste shows that the failing kernel was a compiled extension's, not torch's:
     (its package, the evidence quoted), else None. The evidence: its binding module or sources

@@ -23,6 +23,7 @@ from torchwise.env.compat import (
 )
 from torchwise.env.probe import installed_version
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence, told_apart
+from torchwise.explain.families.gpu_arch_errors import torch_build_evidence
 
 DOCTOR = "torchwise doctor names the exact build for this machine."
 
@@ -45,13 +46,6 @@ def _wheel_for(capability: tuple[int, int]) -> str:
     low, high = arch_cuda_range(capability)
     cuda = low or high or (12, 6)
     return f"cu{cuda[0]}{cuda[1]}"
-
-
-# GPUs that recent or older torch wheels leave out: Blackwell (sm_100/sm_120, CUDA 12.8+ wheels
-# only) and Maxwell/Pascal/Kepler cards that CUDA 12.8+ wheels dropped
-OUTSIDE_WHEELS = re.compile(
-    r"RTX\s*50[5-9]0|\bB[12]00\b|\bsm_1[02]0\b|GTX\s*(?:9[5-8]0|10[5-8]0)|\bTesla [KMP]\d+|\bK[48]0\b"
-)
 
 
 def _no_kernel_image(match: re.Match[str], text: str) -> Explanation | None:
@@ -91,8 +85,10 @@ def _no_kernel_image(match: re.Match[str], text: str) -> Explanation | None:
                 f" A project that pins an old torch needs that pin raised. {DOCTOR}"
             ),
         )
-    if gpu or not re.search(r"no kernel image", match.group(0)) or OUTSIDE_WHEELS.search(text):
-        # torch's own warning that its build lacks this GPU, or a GPU that the common wheels leave out
+    warned = gpu or not re.search(r"no kernel image", match.group(0))
+    if warned or torch_build_evidence(match, text):
+        # torch's own warning that its build lacks this GPU, a GPU that the common wheels leave
+        # out, or a torch operation on the line that raised (its kernel is torch's own)
         return _no_build_kernels()
     # the bare message: torch's build or a compiled extension's (gpu_arch_errors reads the
     # extension where the frame shows it); the message alone does not say which
