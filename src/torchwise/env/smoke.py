@@ -31,19 +31,21 @@ def devices(torch: ModuleType) -> list[str]:
     return found
 
 
-def _fix_for(problems: list[str]) -> str:
+def _fix_for(problems: list[str], runs: str) -> str:
     # here, not at the top: explain reads env.compat, so env importing it is a cycle
     from torchwise.explain.lookup import explain
 
     for problem in problems:
-        explanation = explain(problem)
+        # the operation the trial ran, as a traceback shows the line that raised: explain reads a
+        # failing kernel as torch's own build only where the paste says the operation was torch's
+        explanation = explain(f"    {runs}\n{problem.split(': ', 1)[-1]}")
         if explanation is not None:
             return explanation.fix
     return "reinstall torch (pip install --force-reinstall torch) and run torchwise doctor again"
 
 
 def _smoke(
-    torch: ModuleType, finding_id: str, trial: Callable[[str], str | None], *, works: str
+    torch: ModuleType, finding_id: str, trial: Callable[[str], str | None], *, works: str, runs: str
 ) -> Finding:
     """Run ``trial(device)`` on every device; it returns a problem, or None when all is right."""
     problems, tested = [], devices(torch)
@@ -60,7 +62,7 @@ def _smoke(
             "fail",
             f"{finding_id.removeprefix('smoke-')} wrong or failing on {len(problems)} device(s)",
             detail="\n".join(problems),
-            fix=_fix_for(problems),
+            fix=_fix_for(problems, runs),
         )
     return Finding(finding_id, "ok", f"{works} on {', '.join(tested)}")
 
@@ -80,7 +82,9 @@ def check_smoke_matmul(facts: Facts) -> Finding:
             return None
         return f"result off by {error:.3g} (tolerance {MATMUL_TOLERANCE})"
 
-    return _smoke(torch, "smoke-matmul", trial, works="64x64 matmul matches the reference")
+    return _smoke(
+        torch, "smoke-matmul", trial, works="64x64 matmul matches the reference", runs="torch.matmul(a, b)"
+    )
 
 
 def check_smoke_autograd(facts: Facts) -> Finding:
@@ -93,7 +97,13 @@ def check_smoke_autograd(facts: Facts) -> Finding:
         grad = None if x.grad is None else x.grad.item()
         return None if grad == 7.0 else f"d/dx (x^2 + 3x + 1) at x = 2 gave {grad}, expected 7"
 
-    return _smoke(torch, "smoke-autograd", trial, works="d/dx (x^2 + 3x + 1) at x = 2 is 7")
+    return _smoke(
+        torch,
+        "smoke-autograd",
+        trial,
+        works="d/dx (x^2 + 3x + 1) at x = 2 is 7",
+        runs="torch.autograd.backward(x**2 + 3 * x + 1)",
+    )
 
 
 def _bf16_native(torch: ModuleType) -> bool:

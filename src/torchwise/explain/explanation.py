@@ -121,6 +121,33 @@ def known(
     return KnownError(error_id, re.compile(pattern, flags), build, generic, when)
 
 
+# A builder that answers only where the paste tells a message's usual causes apart, and
+# returns None where it cannot (round 7: a catch-all's first guess was most of the wrong answers).
+Reading = Callable[[re.Match[str], str], "Explanation | None"]
+
+
+def told_apart(error_id: str, pattern: str, read: Reading, flags: int = 0, *, generic: bool = False) -> KnownError:
+    """An entry for a message with several common causes: ``read`` names the one the paste bears
+    out, or returns None, and then the entry does not match at all (another entry, a generic
+    reading, or "not known" answers), so a guess is never the answer.
+
+    >>> said = answer(title="T", meaning="M", cause="C", fix="F")
+    >>> entry = told_apart("x", r"boom", lambda match, text: said if "because" in text else None)
+    >>> entry.last_match("boom") is None, entry.explain("boom, because").title
+    (True, 'T')
+    """
+
+    def bears_out(match: re.Match[str], text: str) -> bool:
+        return read(match, text) is not None
+
+    def build(match: re.Match[str], text: str) -> Explanation:
+        found = read(match, text)
+        assert found is not None  # the guard above let this match through
+        return found
+
+    return KnownError(error_id, re.compile(pattern, flags), build, generic, bears_out)
+
+
 def answer(*, title: str, meaning: str, cause: str, fix: str) -> Explanation:
     """What a builder returns; ``KnownError.explain`` fills in ``id`` and ``matched``."""
     return Explanation(id="", title=title, meaning=meaning, cause=cause, fix=fix)

@@ -58,6 +58,7 @@ from torchwise.explain.families import (
     audio_errors,
     autograd_errors,
     broadcast_errors,
+    build_errors,
     call_errors,
     checkpoint_file_errors,
     checkpointing_errors,
@@ -78,6 +79,7 @@ from torchwise.explain.families import (
     import_errors,
     index_errors,
     install_errors,
+    kernel_crash_errors,
     kernel_errors,
     layer_errors,
     library_errors,
@@ -91,8 +93,11 @@ from torchwise.explain.families import (
     metric_errors,
     model_type_errors,
     module_version_errors,
+    mps_errors,
     numpy_errors,
+    option_errors,
     package_errors,
+    pandas_errors,
     parallel_errors,
     peer_access_errors,
     peft_target_errors,
@@ -186,6 +191,13 @@ KNOWN: list[KnownError] = [
     *peer_access_errors.KNOWN,
     *remote_code_errors.KNOWN,
     *graph_loader_errors.KNOWN,
+    # round 7: building compiled extensions (the CUDA toolkit, nvcc's host compiler, MSVC)
+    *build_errors.KNOWN,
+    *mps_errors.KNOWN,
+    *pandas_errors.KNOWN,
+    # a crashed kernel, answered where the paste says whose kernel it was
+    *kernel_crash_errors.KNOWN,
+    *option_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

@@ -150,6 +150,8 @@ LIBRARY = re.compile(
     r"|transformers_modules[\\/]|[\\/]\.cache[\\/]huggingface[\\/]"
 )
 
+PACKAGE_IN_PATH = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w*)")
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -163,6 +165,12 @@ class Frame:
     @property
     def in_library(self) -> bool:
         return bool(LIBRARY.search(self.file))
+
+    @property
+    def package(self) -> str | None:
+        """The installed package whose file this is (``site-packages/<name>/...``), else None."""
+        found = PACKAGE_IN_PATH.search(self.file)
+        return found.group(1) if found else None
 
     @property
     def place(self) -> str:
@@ -273,6 +281,7 @@ EVALUATION_WORDS = re.compile(
     r"predict(?:ion|ions|ing)?|eval\(\)|eval mode)\b",
     re.IGNORECASE,
 )
+PATH_WORD = re.compile(r"\S*[\\/]\S*|\S+\.py\b\S*")
 TRAINING_WORDS = re.compile(r"\btrain(?:ing|s|ed)?\b", re.IGNORECASE)
 
 
@@ -290,7 +299,12 @@ def evaluation_context(text: str) -> str | None:
         if TRAINING_FUNCTION.match(frame.function):
             return None
     paste = Paste(text)
-    said = [line for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True) if kind == "other"]
+    # the user's own words, without the paths a line quotes (a file evaluation.py says nothing)
+    said = [
+        PATH_WORD.sub(" ", line)
+        for line, kind in zip(paste.text.split("\n"), paste.kinds, strict=True)
+        if kind == "other"
+    ]
     if any(TRAINING_WORDS.search(line) for line in said):
         return None
     words = next((found for line in said if (found := EVALUATION_WORDS.search(line))), None)

@@ -26,7 +26,7 @@ from torchwise.explain.paste import EXCEPTION, PREFIX, Paste, frames, user_frame
 ACTION = (
     r"(?:call|use|set|pass|activate|install|specify|add|move|upgrade|update|downgrade|reinstall|remove|"
     r"provide|import|load|enable|disable|switch|convert|wrap|put|change|rename|replace|register|"
-    r"define|return|select|choose|initiali[sz]e|cast|run\s+`)"
+    r"define|return|select|choose|initiali[sz]e|cast|create|build|construct|run\s+`)"
 )
 # A remedy clause: "you must use ...", "Please install ...", "To use X, set ...", "set `k=v` to
 # remove this error", "Use `x` instead", "Did you mean `y`?"; up to the end of its sentence.
@@ -40,6 +40,7 @@ REMEDY_PATTERN = (
     r"|\b(?:[Uu]se|[Cc]all|[Pp]ass) `?[\w.]+(?:\([^()\n]*\))*(?:\.\w+(?:\([^()\n]*\))*)*`? instead\b"
     r"|\b(?:deprecated|removed|renamed)\b[^.\n]{0,40}\bin favou?r of `?[\w.]+`?"
     r"|\b[Mm]ake sure (?:that )?you have `?[\w.-]+`? installed"
+    rf"|\b[Mm]ake sure to\s+{ACTION}\b"
     r"|\bDid you mean:? [`'\"][\w.]+[`'\"]\?"
     r"|\brequires [\w .-]{2,40}: `?pip install [\w\[\]=<>.-]+`?"
     r"|\b[Rr]un:? `?(?:python -m )?pip install [\w\[\]=<>.'-]+(?: -U| --upgrade)?`?"
@@ -175,6 +176,7 @@ def _build(last: re.Match[str], text: str) -> Explanation:
     head = EXCEPTION.search(first) or re.search(r"(?:[\w.]+\.)?\w*(?:Error|Exception|Warning):\s", first)
     exception = head.group(0).split(":", 1)[0].strip(" *`").rsplit(".", 1)[-1] if head else ""
     body = re.sub(r"\s+", " ", message[head.end() if head else 0 : match.start() - start]).strip(" “”")
+    body = re.sub(r"\s*\b(?:HINT|Hint|NOTE|Note|TIP|Tip):?\s*$", "", body)  # the label of the remedy that follows
     remedy = _remedy(match)
     raiser = "Python" if exception in PYTHON_OWN else _raiser(match, text, message)
     warning = exception.endswith("Warning")

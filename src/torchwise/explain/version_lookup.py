@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, answer, known
-from torchwise.explain.installed import Package, has_submodule, look_up, package, pip_name
+from torchwise.explain.installed import WELL_KNOWN, Package, has_submodule, look_up, package, pip_name
 from torchwise.explain.paste import frames
 
 ATTRIBUTE = r"AttributeError: module '([\w.]+)' has no attribute '(\w+)'"
@@ -79,8 +79,35 @@ def _attribute_reading(module: str, attribute: str, text: str) -> tuple[str, str
     )
 
 
+# A package's compiled part: the binding module of its C++/CUDA ops (mmcv._ext, detectron2._C)
+COMPILED_PART = re.compile(r"^_(?:C|ext|ops|cuda|cpp|clib|native|backend|kernels?)$|^_?\w+_(?:cuda|ext|cpp|C)$")
+
+
 def _module_reading(dotted: str, text: str) -> tuple[str, str] | None:
     top = dotted.split(".")[0]
+    # Python names the first part of a dotted import it cannot find: "No module named 'a.b'"
+    # says that a itself was imported, so "a is not installed" is never the reading for it.
+    if "." in dotted and COMPILED_PART.match(dotted.rsplit(".", 1)[1]):
+        return (
+            f"{top} was imported, but its compiled part {dotted} was not there: {top} was installed"
+            " without building its C++/CUDA ops (a variant or wheel without them, a source checkout"
+            f" never built, or a build that failed), or Python imported an unbuilt {top} source"
+            " folder in the working directory instead of the installed package.",
+            f"Install {top} with its compiled ops, built for the installed torch and CUDA (the"
+            f" package's full/prebuilt wheel for this torch and CUDA, or build it from source in its"
+            f" folder: pip install -e . --no-build-isolation), and run from outside {top}'s source folder.",
+        )
+    inside = [frame for _, frame in frames(text) if frame.package]
+    if "." in dotted and inside and inside[-1].package == top:
+        # the installed package's own file imports its own submodule, and it is not there
+        return (
+            f"The installed {top} is incomplete: its own code ({inside[-1].place}) imports {dotted},"
+            f" which is missing from the install (files of two {top} releases mixed by an upgrade"
+            " over an older one, or an interrupted or partial install).",
+            f"Reinstall it cleanly: pip uninstall {pip_name(top) or top} (until none is left), then"
+            f" pip install {pip_name(top) or top} in the version the project needs, in the environment"
+            " that runs the code.",
+        )
     found = package(top)
     if found is not None:
         if "." not in dotted:
@@ -100,7 +127,9 @@ def _module_reading(dotted: str, text: str) -> tuple[str, str] | None:
             f"Install the {top} version the code was written for (its requirements file), or import"
             f" from where the installed release keeps it.",
         )
-    distribution = pip_name(dotted)
+    # a dotted name is read only where the table names its own distribution (a namespace
+    # package such as google.protobuf, whose first part proves nothing)
+    distribution = pip_name(dotted) if "." not in dotted or dotted in WELL_KNOWN else None
     if distribution:
         return (
             f"{top} is not installed in the Python that ran the code; its pip name is {distribution}.",

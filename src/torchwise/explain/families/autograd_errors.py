@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, told_apart
 
 
 def _backward_twice(match: re.Match[str], text: str) -> Explanation:
@@ -197,21 +197,37 @@ def _bool_ambiguous(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _empty_parameters(match: re.Match[str], text: str) -> Explanation:
+def _empty_parameters(match: re.Match[str], text: str) -> Explanation | None:
+    """Each usual cause leaves its mark in the code a paste shows; without one, which it is
+    (or a module that keeps its weights outside nn.Parameter) is not in the paste."""
     misspelt = fact(text, r"def (_init_|__init_|_init__|__int__|__init)\s*\(")
+    filtered = re.search(r"(?:(\w+)\s*=\s*)?filter\(\s*lambda \w+\s*:\s*\w+\.requires_grad", text)
     if misspelt:
         cause = (
             f"The constructor is spelled {misspelt} instead of __init__, so it never runs: no"
             " layer is ever created and model.parameters() is empty."
         )
-    else:
+    elif filtered and filtered.group(1):
         cause = (
-            "Most often one of: the constructor is misspelled (_init_ or __int__ instead of"
-            " __init__) so no layer is created; layers kept in a plain Python list or dict"
-            " (use nn.ModuleList / nn.ModuleDict, or they stay invisible to parameters());"
-            " every parameter frozen and then filtered with filter(lambda p: p.requires_grad,"
-            " ...); that filter (a generator) already used up once; or a model with no layers."
+            f"{filtered.group(1)} is a filter() over model.parameters(): a generator, which the"
+            " first reader used up (a print, a count, another optimizer), so the optimizer gets"
+            " nothing; or every parameter was frozen (requires_grad=False) before the filter."
         )
+    elif filtered:
+        cause = (
+            "Every parameter was frozen (requires_grad=False, a pretrained backbone and a head"
+            " switched off too) before filter(lambda p: p.requires_grad, ...) picked the"
+            " trainable ones: none are left."
+        )
+    elif re.search(r"^class \w+\([\w.]*Module\):\s*\n\s+pass\b", text, re.MULTILINE):
+        cause = "The module has no layers: its class defines no parameters at all."
+    elif re.search(r"self\.\w+\s*=\s*\[\s*nn\.|self\.\w+\s*=\s*\{\s*['\"]\w+['\"]\s*:\s*nn\.", text):
+        cause = (
+            "The layers are kept in a plain Python list or dict (self.x = [nn.Linear(...), ...]),"
+            " which nn.Module does not look into: parameters() never sees them."
+        )
+    else:
+        return None
     return answer(
         title="The optimizer was given no parameters",
         meaning="model.parameters() (or the list passed to the optimizer) yielded nothing.",
@@ -351,7 +367,7 @@ KNOWN: list[KnownError] = [
         r"|bool value of (?:Tensor|Variable) (?:objects )?with more than one value is ambiguous",
         _bool_ambiguous,
     ),
-    known("empty-parameter-list", r"optimizer got an empty parameter list", _empty_parameters),
+    told_apart("empty-parameter-list", r"optimizer got an empty parameter list", _empty_parameters),
     known(
         "wrong-gradient-count",
         r"function (\w+) returned an incorrect number of gradients \(expected (\d+), got (\d+)\)",

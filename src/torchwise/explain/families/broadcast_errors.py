@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, told_apart
 
 ATTENTION = re.compile(r"mask|attn|attention|past_key|position_ids|causal", re.IGNORECASE)
 
 
-def _size_mismatch(match: re.Match[str], text: str) -> Explanation:
+def _size_mismatch(match: re.Match[str], text: str) -> Explanation | None:
     a, b, dim = (int(group) for group in match.groups())
     title = f"Sizes {a} and {b} meet in dimension {dim} of an elementwise operation"
     meaning = (
@@ -85,16 +85,14 @@ def _size_mismatch(match: re.Match[str], text: str) -> Explanation:
             " (F.interpolate(x, size=y.shape[-2:])); for sequences build both from one length."
         )
     else:
-        cause = (
-            "Output and target of different shapes in a loss, sequences of different lengths,"
-            " or a tensor laid out differently ([N, H, W, C] against [N, C, H, W])."
-        )
-        fix = f"Print both shapes just before the failing line and make dimension {dim} agree."
+        # a loss's output against its target, two sequence lengths, a channels-last layout: the
+        # two sizes alone do not say which
+        return None
     return answer(title=title, meaning=meaning, cause=cause, fix=fix)
 
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "size-mismatch",
         r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at"
         r" non-singleton dimension (\d+)",

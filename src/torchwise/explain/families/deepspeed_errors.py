@@ -33,7 +33,31 @@ def _zero3_no_sync(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _world_size_changed(match: re.Match[str], text: str) -> Explanation:
+    saved, now = match.group(1), match.group(2)
+    return answer(
+        title=f"A ZeRO checkpoint of {saved} data-parallel ranks loaded on {now}",
+        meaning=(
+            f"ZeRO saves each rank's partition of the optimizer state; the checkpoint holds {saved}"
+            f" partitions, and DeepSpeed cannot re-split them for {now} ranks while loading."
+        ),
+        cause=f"The run resumes with another number of GPUs (or nodes) than the one that saved it ({saved} -> {now}).",
+        fix=(
+            f"Resume on {saved} data-parallel ranks; or load only the model weights"
+            " (load_checkpoint(..., load_optimizer_states=False, load_lr_scheduler_states=False), or"
+            " load_module_only=True), or convert the checkpoint first: a universal checkpoint"
+            " (ds_to_universal.py, then universal_checkpoint in the config) or zero_to_fp32.py for"
+            " the weights."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "zero-checkpoint-world-size",
+        r"checkpoint being loaded used a DP world size of (\d+) but the current world size is (\d+)",
+        _world_size_changed,
+    ),
     known(
         "zero3-no-sync",
         r"no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 3",

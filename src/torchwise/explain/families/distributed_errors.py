@@ -302,13 +302,24 @@ def _accelerate_gpu_ids(match: re.Match[str], text: str) -> Explanation:
 
 def _env_not_set(match: re.Match[str], text: str) -> Explanation:
     variable = match.group(1)
-    return answer(
-        title=f"init_process_group('env://') found no {variable}: the script was not started by a launcher",
-        meaning=(
+    if variable is None:  # tcp://: the script passes rank/world_size, from the launcher's arguments
+        parameter = match.group(2)
+        title = f"init_process_group('tcp://...') got no {parameter}: the script was not started by a launcher"
+        meaning = (
+            "A tcp:// rendezvous needs rank and world_size passed to init_process_group; the"
+            " script takes them from what the launcher gives each process (--local_rank, RANK),"
+            f" and {parameter} was None."
+        )
+    else:
+        title = f"init_process_group('env://') found no {variable}: the script was not started by a launcher"
+        meaning = (
             "The env:// rendezvous reads RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT from the"
-            f" environment, which torchrun (or torch.distributed.launch, SLURM, accelerate) sets"
+            " environment, which torchrun (or torch.distributed.launch, SLURM, accelerate) sets"
             f" for each process; {variable} is not set."
-        ),
+        )
+    return answer(
+        title=title,
+        meaning=meaning,
         cause=(
             "A script written for distributed training was started with plain python (or an IDE),"
             " or a flag that turns on distributed mode (--distributed, --launcher pytorch) was"
@@ -379,7 +390,8 @@ KNOWN: list[KnownError] = [
     known(
         "distributed-env-missing",
         r"Error initializing torch\.distributed using env:// rendezvous: environment variable"
-        r" (\w+) expected, but not set",
+        r" (\w+) expected, but not set"
+        r"|Error initializing torch\.distributed using tcp:// rendezvous: (rank|world size) parameter missing",
         _env_not_set,
     ),
 ]

@@ -49,7 +49,29 @@ def _ort_providers(match: re.Match[str], text: str) -> Explanation:
         ),
     )
 
+def _opset_unsupported(match: re.Match[str], text: str) -> Explanation:
+    opset = int(match.group(1))
+    return answer(
+        title=f"This torch's ONNX exporter does not support opset {opset}",
+        meaning=(
+            "torch.onnx.export writes operators of the opset_version it is given, and each torch"
+            f" release knows opsets only up to a version; opset {opset} is past this one's."
+        ),
+        cause=(
+            f"The export asks for opset_version={opset} (an export script's default, or its --opset"
+            " flag) while the installed torch is older than that opset (torch 1.7 stops at 12, 1.8"
+            " at 13)."
+        ),
+        fix=(
+            f"Export with an opset this torch supports: opset_version={opset - 1} or lower (the"
+            " script's --opset option); or upgrade torch to a release that exports opset"
+            f" {opset}."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known("onnx-opset-unsupported", r"Unsupported ONNX opset version:? (\d+)", _opset_unsupported),
     known(
         "export-unregistered-tensor",
         r"Cannot export model which references tensors that are neither buffers/parameters/constants"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, told_apart
+from torchwise.explain.paste import last_frame
 
 FP16_INSTEAD = (
     "run in float16 instead: in transformers TrainingArguments(bf16=False, fp16=True) and"
@@ -74,6 +75,97 @@ def _ptx_feature(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# A call into a compiled extension's own kernels: its binding module (_C, _ext, ext_module,
+# *_cuda) on the line that raised, or its C++/CUDA sources in the frame's path.
+# The error line may name the extension's kernel entry itself ("ROIAlign_forward_cuda").
+EXTENSION_CALL = re.compile(
+    r"\b(?:_C|_ext|ext_module|_backend|\w+_cuda|\w+_ext)\.\w+\(|[\\/](?:csrc|_ext)[\\/]|\.cu\b"
+)
+# a project's own CUDA error check, which prints the message where torch prints "CUDA error: ..."
+EXTENSION_CHECK = re.compile(
+    r"cudaCheckError\(\)[^\n]*|CUDA kernel failed\s*:?|error in [\w.]+\.cu\b[^\n]*|\b\w+\.cu:\d+[^\n]*"
+)
+EXTENSION_KERNEL = re.compile(r"\b\w+_(?:forward|backward)_cuda\b|\b\w+_cuda_(?:forward|backward)\b")
+
+
+# GPUs that recent or older torch wheels leave out: Blackwell (sm_100/sm_120, CUDA 12.8+ wheels
+# only) and Maxwell/Pascal/Kepler cards that CUDA 12.8+ wheels dropped
+OUTSIDE_WHEELS = re.compile(
+    r"RTX\s*50[5-9]0|\bB[12]00\b|\bsm_1[02]0\b|GTX\s*(?:9[5-8]0|10[5-8]0)|\bTesla [KMP]\d+|\bK[48]0\b"
+)
+
+
+# torch's own operation (not torch.ops.<extension>): the kernel it launches is in torch's build
+TORCH_OP = re.compile(r"\btorch\.(?!ops\b)\w+(?:\.\w+)*\(|\bF\.\w+\(")
+
+
+def _torch_op(match: re.Match[str], text: str) -> bool:
+    """The code line that raised calls a torch operation: the last frame's source line, or a code
+    line a paste shows just above the error line."""
+    frame = last_frame(text, match.start())
+    if frame is not None:
+        return bool(TORCH_OP.search(frame.source))
+    line_start = text.rfind("\n", 0, match.start())
+    above = text[text.rfind("\n", 0, max(line_start, 0)) + 1 : max(line_start, 0)]
+    return above.startswith((" ", "\t")) and bool(TORCH_OP.search(above))
+
+
+def torch_build_evidence(match: re.Match[str], text: str) -> bool:
+    """The paste says a failing kernel is torch's own: a GPU the common wheels leave out, or a
+    torch operation on the line that raised."""
+    return bool(OUTSIDE_WHEELS.search(text)) or _torch_op(match, text)
+
+
+def extension_launch(match: re.Match[str], text: str) -> tuple[str | None, str] | None:
+    """Where the paste shows that the failing kernel was a compiled extension's, not torch's:
+    (its package, the evidence quoted), else None. The evidence: its binding module or sources
+    in the frame that raised, its kernel named on the error line ("ROIAlign_forward_cuda"), or the
+    project's own CUDA error check printing the message (torch prints "CUDA error: ...")."""
+    frame = last_frame(text, match.start())
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    line_end = text.find("\n", match.end())
+    named = EXTENSION_KERNEL.search(text[match.end() : line_end if line_end >= 0 else len(text)])
+    checked = EXTENSION_CHECK.search(text[line_start : match.start()])
+    if frame is not None and EXTENSION_CALL.search(f"{frame.file}\n{frame.source}"):
+        return frame.package, f"{frame.place}: {frame.source}"
+    if named:
+        return (frame.package if frame else None), named.group(0)
+    if checked:
+        return None, f"printed by the project's own CUDA check, {checked.group(0).strip().rstrip(':').strip()}"
+    return None
+
+
+def _extension_without_kernels(match: re.Match[str], text: str) -> Explanation | None:
+    """``no kernel image`` or ``invalid device function`` raised inside a compiled extension
+    (not torch's own kernels): the extension was built for other GPU architectures. None where
+    the paste does not show that the launch was an extension's (torch's own build is then as
+    likely, and the message does not tell them apart)."""
+    launch = extension_launch(match, text)
+    if launch is None:
+        return None
+    package, where = launch
+    extension = f"The extension {package}" if package else "The extension"
+    return answer(
+        title=f"A compiled extension{f' ({package})' if package else ''} has no kernels for this GPU",
+        meaning=(
+            f"The kernel that failed to launch is the extension's own ({where}), compiled ahead"
+            " of time for a list of GPU architectures (or a CUDA) that does not include this GPU's."
+        ),
+        cause=(
+            f"{extension} was built"
+            " (or downloaded prebuilt) for other GPUs or another torch/CUDA:"
+            " TORCH_CUDA_ARCH_LIST at build time left this GPU's compute capability out (a wheel"
+            " made for older GPUs, or built on a machine with another GPU)."
+        ),
+        fix=(
+            "Rebuild it on this machine for this GPU: set TORCH_CUDA_ARCH_LIST to its capability"
+            " (python -c \"import torch; print(torch.cuda.get_device_capability())\", e.g. 8.0)"
+            " and reinstall from source with --no-build-isolation --no-cache-dir; or install the"
+            " prebuilt wheel made for the installed torch, CUDA and GPU (or the torch it was built for)."
+        ),
+    )
+
+
 def _trainer_bf16(match: re.Match[str], text: str) -> Explanation:
     no_gpu = "use_cpu" in match.group(0) and "Ampere" not in match.group(0)
     cause = (
@@ -106,5 +198,10 @@ KNOWN: list[KnownError] = [
         re.IGNORECASE,
     ),
     known("ptx-feature-needs-newer-gpu", r"Feature '([^'\n]+)' requires \.target sm_(\d+) or\s+higher", _ptx_feature),
+    told_apart(
+        "extension-no-kernels",
+        r"no kernel image is available for execution on the device|CUDA error: invalid device function\b",
+        _extension_without_kernels,
+    ),
     known("trainer-bf16-unsupported", r"Your setup doesn't support bf16/gpu\.[^\n]*", _trainer_bf16),
 ]

@@ -76,8 +76,34 @@ def _no_loss(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# torch's own schedulers: Lightning rejecting one of these is a version clash, not the scheduler
+TORCH_SCHEDULERS = frozenset(
+    "LambdaLR MultiplicativeLR StepLR MultiStepLR ConstantLR LinearLR ExponentialLR SequentialLR"
+    " CosineAnnealingLR ChainedScheduler ReduceLROnPlateau CyclicLR CosineAnnealingWarmRestarts"
+    " OneCycleLR PolynomialLR".split()
+)
+
+
 def _lightning_scheduler(match: re.Match[str], text: str) -> Explanation:
-    scheduler = match.group(1)
+    scheduler = match.group(1) or match.group(2)
+    if scheduler not in TORCH_SCHEDULERS:
+        return answer(
+            title=f"Lightning does not recognise the scheduler {scheduler}",
+            meaning=(
+                "Lightning steps the schedulers configure_optimizers returns itself, and only knows"
+                f" how for torch's own (subclasses of torch.optim.lr_scheduler.LRScheduler); {scheduler}"
+                " is not one."
+            ),
+            cause=(
+                f"{scheduler} is a scheduler of another library (timm's schedulers, a transformers or"
+                " hand-written class) whose step() Lightning cannot call the way it calls torch's."
+            ),
+            fix=(
+                "Override LightningModule.lr_scheduler_step(self, scheduler, metric) to step it"
+                " (timm: scheduler.step(epoch=self.current_epoch)), or use the equivalent scheduler"
+                " from torch.optim.lr_scheduler."
+            ),
+        )
     return answer(
         title=f"Lightning does not recognise the scheduler {scheduler}",
         meaning=(
@@ -159,7 +185,49 @@ def _quantized_to(match: re.Match[str], text: str) -> Explanation:
             f"Remove the {call} call and use the model as loaded; choose the device when"
             " loading (device_map='auto' or {'': 0}) and move only the inputs:"
             " inputs.to(model.device)."
+            + (
+                " Or upgrade bitsandbytes (0.43.2 or newer, with a recent transformers), which can"
+                " move a 4-bit model with .to(device)."
+                if call == ".to" and "4-bit" in match.group(0)
+                else ""
+            )
         ),
+    )
+
+
+def _quantized_elsewhere(match: re.Match[str], text: str) -> Explanation:
+    bits = match.group(1)
+    return answer(
+        title=(
+            f"accelerate will not train {'an' if bits == '8' else 'a'} {bits}-bit model placed on"
+            " another device than the process's"
+        ),
+        meaning=(
+            f"Each training process works on its own GPU; a {bits}-bit (bitsandbytes) model cannot be"
+            " moved after loading, so accelerate checks that it already sits on that GPU."
+        ),
+        cause=(
+            f"The {bits}-bit model was loaded with device_map='auto' (spread over several GPUs, or put on"
+            " GPU 0) while training runs one process per GPU (accelerate launch, torchrun, DDP)."
+        ),
+        fix=(
+            "Load it on the process's own GPU: device_map={'': Accelerator().process_index} (or"
+            " {'': int(os.environ['LOCAL_RANK'])}); or train in one process on one GPU; upgrade"
+            " accelerate/transformers if the code follows a newer guide."
+        ),
+    )
+
+
+def _peft_backend(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="diffusers needs the PEFT backend for LoRA, and it is not available",
+        meaning=(
+            "diffusers loads and fuses LoRA weights (load_lora_weights, fuse_lora, set_adapters) through"
+            " the peft library; it uses that backend only when peft (and a recent enough transformers)"
+            " is installed."
+        ),
+        cause="peft is not installed in this environment, or peft or transformers is older than diffusers requires.",
+        fix="pip install -U peft transformers in the environment that runs the code, then restart it.",
     )
 
 
@@ -216,7 +284,8 @@ def _sampling_nan(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "lightning-invalid-scheduler",
-        r"The provided lr scheduler \"?<?(?:torch\.optim\.lr_scheduler\.)?(\w+)[^\n]*\"? is invalid",
+        r"The provided lr scheduler \"?<?(?:torch\.optim\.lr_scheduler\.)?(\w+)[^\n]*\"? is invalid"
+        r"|The provided lr scheduler `(\w+)` doesn't follow PyTorch's LRScheduler API",
         _lightning_scheduler,
     ),
     known(
@@ -238,9 +307,16 @@ KNOWN: list[KnownError] = [
         r"|No [`'](\w+_dataloader)\(\)[`'] method defined",
         _lightning_missing_hook,
     ),
+    known("diffusers-peft-backend", r"PEFT backend is required for this method", _peft_backend),
+    known(
+        "quantized-model-other-device",
+        r"You can't train a model that has been loaded in (4|8)-bit precision on a different device",
+        _quantized_elsewhere,
+    ),
     known(
         "quantized-model-moved",
-        r"`?(\.to|\.cuda|\.half|\.float)`? is not supported for `?(4|8)-bit`? (?:bitsandbytes )?models",
+        r"`?(\.to|\.cuda|\.half|\.float)`? is not supported for `?(4|8)-bit`?(?: or `?8-bit`?)?"
+        r" (?:bitsandbytes )?models",
         _quantized_to,
     ),
     known(

@@ -13,21 +13,85 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import last_frame
-
-PACKAGE_IN_PATH = re.compile(r"(?:site|dist)-packages[\\/]+([A-Za-z_]\w*)")
+from torchwise.explain.paste import LIBRARY, last_frame
 
 
 def _importer(match: re.Match[str], text: str) -> str | None:
     """The installed package whose code runs the import, from the frame above the error."""
     frame = last_frame(text, match.start())
-    found = PACKAGE_IN_PATH.search(frame.file) if frame else None
-    return found.group(1) if found else None
+    return frame.package if frame else None
+
+
+# A module of Python's own library: lib/python3.8/typing.py, or Python38\Lib\typing.py on Windows
+STANDARD_LIBRARY = re.compile(
+    r"[\\/][Ll]ib[\\/]python(\d\.\d+)[\\/](?!(?:site|dist)-packages)|[Pp]ython(\d)(\d+)[\\/]Lib[\\/](?!site-packages)"
+)
+
+
+def _location(match: re.Match[str], text: str) -> str:
+    """What Python printed in brackets after the module: its file, or ``unknown location``."""
+    line_end = text.find("\n", match.end())
+    found = re.match(r"\s*\(([^)\n]+)\)", text[match.end() : line_end if line_end >= 0 else len(text)])
+    return found.group(1).strip() if found else ""
+
+
+def _not_the_installed_package(name: str, module: str, location: str) -> Explanation | None:
+    """The module Python found is not an installed release of the package: a namespace folder
+    (``unknown location``: a folder without ``__init__.py``) or a file outside site-packages."""
+    package = module.split(".")[0]
+    stdlib = STANDARD_LIBRARY.search(location)
+    if stdlib:
+        version = stdlib.group(1) or f"{stdlib.group(2)}.{stdlib.group(3)}"
+        return answer(
+            title=f"Python {version}'s {module} has no {name}",
+            meaning=f"{module} is Python's standard library (here {location}), and this Python's has no {name}.",
+            cause=(
+                f"The code was written for a newer Python than {version}: {name} was added to {module}"
+                " in a later Python release."
+            ),
+            fix=(
+                "Run it with the Python the project requires (a newer one)"
+                + (
+                    f", or import {name} from typing_extensions (pip install -U typing_extensions)."
+                    if module == "typing"
+                    else "."
+                )
+            ),
+        )
+    if location == "unknown location":
+        found = (
+            f"{module} resolved to a folder with no __init__.py (a namespace package), not to the"
+            f" installed {package}: a folder named {package} (or {module.replace('.', '/')}) in the"
+            f" working directory or on sys.path shadows it, or the install is broken (files of"
+            " an interrupted or partial install, a source install that did not finish)."
+        )
+    elif location and not LIBRARY.search(location) and re.search(r"[\\/]", location):
+        found = (
+            f"Python imported {module} from {location}, outside the installed packages: a local"
+            f" copy or folder named {package} shadows the installed {package} (or the project runs"
+            " from an old source checkout)."
+        )
+    else:
+        return None
+    return answer(
+        title=f"{module} is not the installed {package}, so it has no {name}",
+        meaning=f"Python imported {module} but found no name {name} in it.",
+        cause=found,
+        fix=(
+            f"Find what Python imports: python -c \"import {package}; print({package}.__file__,"
+            f" {package}.__path__)\"; rename or move the local folder that shadows it (and its"
+            f" __pycache__), or reinstall cleanly: pip uninstall {package} (until none is left),"
+            f" then pip install {package} again, in the environment that runs the code."
+        ),
+    )
 
 
 def _cannot_import(match: re.Match[str], text: str) -> Explanation:
     name, module = match.group(1), match.group(2)
     package = module.split(".")[0]
+    shadowed = _not_the_installed_package(name, module, _location(match, text))
+    if shadowed:
+        return shadowed
     importer = _importer(match, text)
     by = f"{importer}" if importer and importer != package else "the code that imports it"
     if name.startswith("_"):

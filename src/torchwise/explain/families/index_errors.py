@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, told_apart
 from torchwise.explain.families.user_code_errors import frame_of, raised_here
 
 
@@ -92,7 +92,7 @@ def _too_many_indices(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _list_index(match: re.Match[str], text: str) -> Explanation:
+def _list_index(match: re.Match[str], text: str) -> Explanation | None:
     frame = frame_of(match, text)
     line_start = text.rfind("\n", 0, match.start()) + 1
     source = frame.source if frame else text[line_start : match.start()]
@@ -113,21 +113,37 @@ def _list_index(match: re.Match[str], text: str) -> Explanation:
                 " that line; point it at the data (an absolute path) or fix the pattern."
             ),
         )
-    return answer(
-        title=f"A list is shorter than the index used on it{at}",
-        meaning="The line indexes a Python list at a position past its end.",
-        cause=(
-            "The list holds fewer items than the code assumes: fewer files, classes, GPUs or"
-            " outputs than a count from the config, or an index computed for another list."
-        ),
-        fix="Print len() of the list and the index before that line, and find which of the two is off.",
+    # In a Dataset's __getitem__ the index is the one the sampler drew from range(len(dataset)):
+    # a list indexed with it is shorter than what __len__ returns.
+    sampled = frame is not None and frame.function == "__getitem__" and re.search(
+        r"(self\.[\w.]+)\[\s*(idx|index|i|item|ind|n|key|k)\s*\]", source
     )
+    if sampled:
+        holder = sampled.group(1)
+        return answer(
+            title=f"The Dataset's __len__ is longer than {holder}{at}",
+            meaning=(
+                f"__getitem__ reads {sampled.group(0)} with the index the DataLoader's sampler drew"
+                f" from range(len(dataset)), and {holder} has no element at that index."
+            ),
+            cause=(
+                f"__len__ returns more items than {holder} holds: a count hard-coded or taken from"
+                f" another list (the images where {holder} is the labels, a config's size), or"
+                f" {holder} was filtered or filled from fewer files than expected."
+            ),
+            fix=(
+                f"Make __len__ return len({holder}) (and check that the lists read together have"
+                " one length); print len(dataset) and len of each list it indexes."
+            ),
+        )
+    # any other list: which of the list and the index is off is not in the paste
+    return None
 
 
-def _indexes_a_list(match: re.Match[str], text: str) -> bool:
+def _read_list_index(match: re.Match[str], text: str) -> Explanation | None:
     line_start = text.rfind("\n", 0, match.start()) + 1
     inline = re.search(r"\w\[\s*-?\w+\s*\]", text[line_start : match.start()])
-    return raised_here(match, text) or inline is not None
+    return _list_index(match, text) if raised_here(match, text) or inline is not None else None
 
 
 def _frame_or_one_past(match: re.Match[str], text: str) -> bool:
@@ -152,11 +168,10 @@ KNOWN: list[KnownError] = [
         generic=True,
         when=raised_here,
     ),
-    known(
+    told_apart(
         "list-index",
         r"IndexError: list index out of range",
-        _list_index,
+        _read_list_index,
         generic=True,
-        when=_indexes_a_list,
     ),
 ]

@@ -44,11 +44,15 @@ def _torch_c_missing(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+TORCH_OWN = re.compile(r"/torch/(?:lib/|_C[\w.-]*\.so)")
+
+
 def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
     path, symbol, version = match.group(1), match.group(2), match.group(3)
     parts = path.replace("\\", "/").split("/")
     where = "/".join(parts[-2:])
-    if "/torch/lib/" in path.replace("\\", "/") and not version:
+    own = TORCH_OWN.search(path.replace("\\", "/")) is not None  # torch/lib/*.so or torch/_C*.so
+    if own and not version:
         return answer(
             title=f"torch's own {parts[-1]} does not match the rest of torch",
             meaning=f"{parts[-1]} needs {symbol}, which the other torch libraries loaded with it lack.",
@@ -61,7 +65,7 @@ def _undefined_symbol(match: re.Match[str], text: str) -> Explanation:
                 " and install once; for a source build run python setup.py clean, then rebuild."
             ),
         )
-    if "/torch/lib/" in path.replace("\\", "/"):
+    if own:
         needed = f" from {version}" if version else ""
         return answer(
             title=f"torch's own {parts[-1]} found the wrong {version or 'system'} library",
@@ -172,6 +176,14 @@ def _swapped_path(module: str, name: str, meant: str) -> Explanation:
     )
 
 
+# Names torch has had since its first public releases (0.1/0.2; not the 0.4 names such as
+# tensor, device, dtype, no_grad): a torch without one of them is not the real package.
+TORCH_FROM_THE_START = frozenset(
+    "cuda nn optim utils autograd Tensor load save zeros ones randn rand cat stack from_numpy"
+    " manual_seed is_tensor".split()
+)
+
+
 def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     module, name = match.group(1), match.group(2)
     version = fact(text, r"torch(?:==| version[ =:]*| )(\d+\.\d+\.\d+)")
@@ -180,6 +192,24 @@ def _torch_attribute(match: re.Match[str], text: str) -> Explanation:
     parts = module.split(".")
     if len(parts) == 2 and name in TORCH_SUBMODULES and parts[1] in TORCH_SUBMODULES:
         return _swapped_path(module, name, f"torch.{name}.{parts[1]}")
+    if module == "torch" and name in TORCH_FROM_THE_START:
+        return answer(
+            title=f"The torch Python imported has no {name}: it is not a whole torch",
+            meaning=(
+                f"torch has had torch.{name} since its first public releases; the torch that Python"
+                " imported has not."
+            ),
+            cause=(
+                "Python imported something else under the name torch: a file torch.py or a folder"
+                " named torch in the working directory (or on sys.path) shadows the package, or the"
+                " install is broken (interrupted, or two installs mixed in one environment)."
+            ),
+            fix=(
+                "python -c \"import torch; print(torch.__file__)\" shows what was imported: rename a"
+                " local torch.py or torch folder (and delete its __pycache__), or uninstall every torch"
+                " (pip uninstall torch until none is left) and install it again."
+            ),
+        )
     cause = (
         f"The code (or a package it imports) uses {module}.{name}, a name internal to torch that"
         f" this torch version does not have{seen}: it was written against another release."

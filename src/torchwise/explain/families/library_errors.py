@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
+from torchwise.explain.paste import last_frame
 
 
 def _unnamed_dll(text: str) -> Explanation:
@@ -167,7 +168,40 @@ def _bitsandbytes_setup(match: re.Match[str], text: str) -> Explanation:
         ),
     )
 
+def _extension_dll(match: re.Match[str], text: str) -> Explanation | None:
+    """"DLL load failed while importing _C" raised in another package than torch: that package's
+    compiled module; torch's own DLLs are the windows-dll reading, and without a frame the
+    message does not say whose module it was."""
+    frame = last_frame(text, match.start())
+    package = frame.package if frame else None
+    if package in (None, "torch"):
+        return None
+    module = match.group(1) or "its compiled module"
+    return answer(
+        title=f"Windows could not load {package}'s compiled module {module}",
+        meaning=(
+            f"{package} imports {module}, a DLL built from its C++/CUDA code; Windows could not load it"
+            " or a DLL it links to (torch's, CUDA's, or the Visual C++ runtime)."
+        ),
+        cause=(
+            f"{package}'s compiled module was built for another torch, CUDA or Python than the ones"
+            " installed (a prebuilt wheel for other versions, or torch upgraded after it was built),"
+            " so the DLLs it was linked against are not the ones here."
+        ),
+        fix=(
+            f"Build {package} from source against the installed torch (in its folder, from a shell with"
+            " the MSVC build tools and the CUDA toolkit of torch's CUDA: pip install -e ."
+            " --no-build-isolation), or install the wheel made for exactly this torch, CUDA and Python."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    told_apart(
+        "extension-dll-load-failed",
+        r"DLL load failed while importing (\w+)(?![^\n]*%1)",
+        _extension_dll,
+    ),
     known(
         "windows-dll",
         r"Error loading \\*\"(.+?\.dll)\\*\" or one of its dependencies"

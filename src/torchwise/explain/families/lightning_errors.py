@@ -1,4 +1,5 @@
-"""Known errors of restoring a Lightning module from a checkpoint.
+"""Known errors of restoring a Lightning module from a checkpoint (and of resuming from a path
+that does not exist, which Lightning only warns about).
 
 ``LightningModule.load_from_checkpoint(path)`` is a classmethod: it builds a new instance by
 calling the class's ``__init__`` with the hyperparameters saved in the checkpoint (those
@@ -44,7 +45,37 @@ def _missing_hparams(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _no_checkpoint_file(match: re.Match[str], text: str) -> Explanation:
+    # Hydra runs each job in outputs/<date>/<time> and parses key=value overrides
+    hydra = re.search(r"outputs[\\/]\d{4}-\d{2}-\d{2}[\\/]\d{2}-\d{2}-\d{2}|\bhydra\b", text, re.IGNORECASE)
+    return answer(
+        title="Lightning found no checkpoint at the path given to resume from, and starts from scratch",
+        meaning=(
+            "resume_from_checkpoint (ckpt_path in newer Lightning) names a file that does not exist"
+            " from the process's working directory; Lightning only warns and trains from the start."
+        ),
+        cause=(
+            "The path is relative and the run's working directory is another one: Hydra starts each"
+            " run in a new outputs/<date>/<time> folder, so a relative path points there; and a"
+            " file name with '=' (epoch=N-step=N.ckpt) is split by Hydra's key=value overrides."
+            if hydra
+            else "The path does not exist from the working directory the run starts in: a relative"
+            " path written for another folder, a typo, or a file name the shell or a config parser"
+            " split (a name with '=')."
+        ),
+        fix=(
+            "Pass the checkpoint's absolute path, quoted (and with Hydra, escape or avoid '=' in the"
+            " name: rename the .ckpt, or hydra.utils.to_absolute_path); check with ls that it exists."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "lightning-checkpoint-not-found",
+        r"No checkpoint file exists at `?resume_from_checkpoint`?",
+        _no_checkpoint_file,
+    ),
     known(
         "lightning-missing-hparams",
         r"__init__\(\) missing (\d+) required positional arguments?: ((?:'\w+'(?:,? (?:and )?)?)+)",

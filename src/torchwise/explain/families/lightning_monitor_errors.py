@@ -73,6 +73,30 @@ def _monitor_missing(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _plateau_without_monitor(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="ReduceLROnPlateau needs a metric to watch, and configure_optimizers names none",
+        meaning=(
+            "ReduceLROnPlateau lowers the LR when a metric stops improving; Lightning steps it with"
+            " that metric, so configure_optimizers must say which logged key it is."
+        ),
+        cause=(
+            "configure_optimizers returns the ReduceLROnPlateau scheduler (alone, in a list, or in"
+            " a dict) without a 'monitor' key."
+        ),
+        fix=(
+            'Return it with the metric: return {"optimizer": optimizer, "lr_scheduler": {"scheduler":'
+            ' scheduler, "monitor": "val_loss"}}, naming a key the module logs with self.log (here'
+            " val_loss), in the hook that runs before the scheduler steps."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known("lightning-monitor-not-logged", MONITOR, _monitor_missing),
+    known(
+        "lightning-plateau-no-monitor",
+        r"must include a monitor when a `?ReduceLROnPlateau`? scheduler is used",
+        _plateau_without_monitor,
+    ),
 ]

@@ -1,4 +1,4 @@
-"""Known errors of torch modules that were pickled whole by another torch version.
+"""Known errors of torch modules (and torch's own internals) pickled by another torch version.
 
 ``torch.save(model)`` pickles the module objects themselves. Unpickling restores their
 ``__dict__`` as it was at save time and does not run ``__init__``, so a module saved under an
@@ -68,7 +68,34 @@ def _old_module(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _pickled_name_missing(match: re.Match[str], text: str) -> Explanation:
+    name, module = match.group(1), match.group(2)
+    package = module.split(".")[0]
+    return answer(
+        title=f"The file was pickled with a {package} whose {module} has {name}; the installed one has not",
+        meaning=(
+            f"Unpickling looks every object up by the module and name it was saved under: {module}.{name};"
+            f" the installed {package}'s {module} has no {name}."
+        ),
+        cause=(
+            f"The file was saved by another release of {package}, usually a newer one than the installed"
+            f" (its internals, such as {name}, change between releases): a checkpoint or pretrained"
+            f" weights made with a {package} the code's requirements do not match."
+        ),
+        fix=(
+            f"Install the {package} release the file was made with (at least as new; the project's"
+            f" requirements name it), or load it there once and save model.state_dict() for the"
+            f" release you use."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "pickled-name-missing",
+        r"Can't get attribute '(\w+)' on <module '((?!__main__|__mp_main__)(?:torch|numpy|torchvision)(?:\.\w+)*)'",
+        _pickled_name_missing,
+    ),
     known(
         "module-from-older-torch",
         rf"'({NN_CLASSES})' object has no attribute '(\w+)'",

@@ -10,16 +10,33 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 PREVIOUS_VERSIONS = "https://pytorch.org/get-started/previous-versions/"
 
 
 def _no_distribution(match: re.Match[str], text: str) -> Explanation:
-    requirement, versions = match.group(1), (match.group(2) or "").strip()
+    requirement = match.group(1) or match.group(3)
+    # pip prints "Could not find a version ... (from versions: ...)" above "No matching distribution"
+    versions = (match.group(2) or fact(text, r"satisfies the requirement \S+ \(from versions: ([^)]*)\)") or "").strip()
     mirror = re.search(r"Looking in indexes: (\S+)", text)
     official = mirror is None or "download.pytorch.org" in mirror.group(0) or "pypi.org" in mirror.group(0)
-    if not official:
+    local = re.search(r"\+(cu\d+|cpu|rocm[\d.]+)$", requirement)
+    base = re.search(r"==([\d.]+)\+", requirement)
+    # the version exists for this Python (pip lists it, or lists nothing): only the +cuXXX build is missing
+    listed = not versions or (base is not None and base.group(1) in re.split(r",\s*", versions))
+    if local and listed and "download.pytorch.org" not in text:
+        cause = (
+            f"{requirement} is a build with a local version (+{local.group(1)}): PyTorch publishes"
+            " those only on its own index, download.pytorch.org, never on PyPI, which pip searched"
+            " (a requirements file that pins it without the index)."
+        )
+        fix = (
+            f"Install it from PyTorch's index: pip install {requirement} --extra-index-url"
+            f" https://download.pytorch.org/whl/{local.group(1)} (on a Python that release supports),"
+            " then the rest of the requirements without the torch line."
+        )
+    elif not official:
         assert mirror is not None
         cause = (
             f"pip searched {mirror.group(1)}, a mirror or private index that has no {requirement}"
@@ -155,7 +172,8 @@ KNOWN: list[KnownError] = [
     known(
         "no-matching-distribution",
         r"Could not find a version that satisfies the requirement ((?:torch|torchvision|torchaudio)[\w.=<>!~,+*-]*)"
-        r"(?: \(from versions: ([^)]*)\))?",
+        r"(?: \(from versions: ([^)]*)\))?"
+        r"|No matching distribution found for ((?:torch|torchvision|torchaudio)[\w.=<>!~,+*-]*)",
         _no_distribution,
     ),
     known(

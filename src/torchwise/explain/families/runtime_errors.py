@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
-from torchwise.explain.paste import evaluation_context, user_frame
+from torchwise.explain.paste import evaluation_context, last_frame, user_frame
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -166,10 +166,12 @@ def _cublas(match: re.Match[str], text: str) -> Explanation:
         cause=(
             "The GPU ran out of memory when cuBLAS set up its workspace."
             if memory
-            else "Usually an earlier error reported late: CUDA runs asynchronously, so an index"
-            " out of range (an embedding id, a label) in a previous kernel surfaces at the next"
-            " matmul. Otherwise the torch build has no kernels for this GPU (an old CUDA build on"
-            " a newer card), or the driver is broken."
+            else LATE_INDEX_ERROR
+            if _indexing_frame(match, text)
+            else "Most often the torch build does not fit this GPU or its driver: a build for an"
+            " older CUDA on a newer card (an RTX 30xx or A100 needs CUDA 11+, an RTX 40xx 11.8+),"
+            " or a CUDA/driver install that is broken or mixed. Otherwise an earlier error reported"
+            " late: an index out of range (an embedding id, a label) in a previous kernel."
         ),
         fix=(
             "Run with CUDA_LAUNCH_BLOCKING=1 (or the same batch on the CPU) to see the real error"
@@ -177,6 +179,19 @@ def _cublas(match: re.Match[str], text: str) -> Explanation:
             " print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())\"; " + DOCTOR
         ),
     )
+
+
+def _indexing_frame(match: re.Match[str], text: str) -> bool:
+    """The frame that raised is an embedding or a loss: an index error reported at the next matmul."""
+    frame = last_frame(text, match.start())
+    return frame is not None and bool(INDEXING.search(f"{frame.function} {frame.source}"))
+
+
+INDEXING = re.compile(r"embedding|nll_loss|cross_entropy|gather")
+LATE_INDEX_ERROR = (
+    "An earlier error reported late: CUDA runs asynchronously, so an index out of range (an"
+    " embedding id, a label) in the embedding or loss just before surfaces at the next matmul."
+)
 
 
 def _half_on_cpu(match: re.Match[str], text: str) -> Explanation:
@@ -265,29 +280,6 @@ def _mps_float64(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _kernel_failure(match: re.Match[str], text: str) -> Explanation:
-    what = match.group(0).rstrip(" .:")
-    return answer(
-        title=f"A CUDA kernel failed: {what}",
-        meaning=(
-            "A GPU kernel crashed. CUDA reports errors asynchronously, so the line in the"
-            " traceback is often not the one that failed, and the CUDA context is unusable"
-            " until the process restarts."
-        ),
-        cause=(
-            "Most often an index out of range inside a kernel (an embedding id or a label too"
-            " large, a gather/scatter index), or a compiled extension built for another GPU or"
-            " torch; rarely the hardware or the driver (nvidia-smi or the kernel log shows Xid"
-            " errors then)."
-        ),
-        fix=(
-            "Rerun with CUDA_LAUNCH_BLOCKING=1 to get the failing line, or run the same batch on"
-            " the CPU, where an index error is reported plainly. Check ids and labels:"
-            " assert ids.max() < emb.num_embeddings and y.max() < num_classes."
-        ),
-    )
-
-
 def _cuda_unknown(match: re.Match[str], text: str) -> Explanation:
     return answer(
         title="CUDA could not start: unknown error",
@@ -326,7 +318,25 @@ def _no_gpus(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _driver_init(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="CUDA could not initialise the NVIDIA driver",
+        meaning="torch's first CUDA call asked the driver to start, and it failed: no GPU is usable here.",
+        cause=(
+            "There is no NVIDIA GPU on this machine (or notebook runtime), or its driver is not"
+            " installed or not loaded (nvidia-smi fails too), or a container was started without"
+            " GPU access (docker run --gpus all); after a driver update, a reboot is pending."
+        ),
+        fix=(
+            "Run nvidia-smi: if it fails, install or repair the NVIDIA driver (and reboot); in a"
+            " container add --gpus all. Without a GPU, run on the CPU (the script's --device cpu,"
+            " or torch.device('cuda' if torch.cuda.is_available() else 'cpu'))."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known("cuda-driver-init-failed", r"CUDA driver initialization failed", _driver_init),
     known(
         "cuda-out-of-memory",
         r"(?:CUDA|HIP) (?:error: )?out of memory\.?(?: Tried to allocate ([\d.]+ [KMGT]?i?B))?",
@@ -341,13 +351,6 @@ KNOWN: list[KnownError] = [
         generic=True,
     ),
     known("cudnn-not-initialized", r"CUDNN_STATUS_NOT_INITIALIZED", _cudnn),
-    known(
-        "cuda-kernel-failure",
-        r"an illegal memory access was encountered|unspecified launch failure"
-        r"|misaligned address|cuda runtime error \(710\)",
-        _kernel_failure,
-        generic=True,
-    ),
     known(
         "cuda-unknown-error",
         r"cuda runtime error \(30\) : unknown error|CUDA unknown error",

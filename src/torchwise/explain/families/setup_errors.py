@@ -22,7 +22,8 @@ from torchwise.env.compat import (
     pip_install_torch,
 )
 from torchwise.env.probe import installed_version
-from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence, told_apart
+from torchwise.explain.families.gpu_arch_errors import torch_build_evidence
 
 DOCTOR = "torchwise doctor names the exact build for this machine."
 
@@ -47,7 +48,7 @@ def _wheel_for(capability: tuple[int, int]) -> str:
     return f"cu{cuda[0]}{cuda[1]}"
 
 
-def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
+def _no_kernel_image(match: re.Match[str], text: str) -> Explanation | None:
     gpu = re.search(r"([^\n:]*?) with CUDA capability (sm_\d+) is not compatible", text)
     listed = re.search(r"supports CUDA capabilities ((?:(?:sm|compute)_\d+\w? ?)+)", text)
     if gpu and listed:
@@ -84,6 +85,17 @@ def _no_kernel_image(match: re.Match[str], text: str) -> Explanation:
                 f" A project that pins an old torch needs that pin raised. {DOCTOR}"
             ),
         )
+    warned = gpu or not re.search(r"no kernel image", match.group(0))
+    if warned or torch_build_evidence(match, text):
+        # torch's own warning that its build lacks this GPU, a GPU that the common wheels leave
+        # out, or a torch operation on the line that raised (its kernel is torch's own)
+        return _no_build_kernels()
+    # the bare message: torch's build or a compiled extension's (gpu_arch_errors reads the
+    # extension where the frame shows it); the message alone does not say which
+    return None
+
+
+def _no_build_kernels() -> Explanation:
     return answer(
         title="This torch build has no GPU code for your GPU's architecture",
         meaning=(
@@ -329,7 +341,7 @@ def _checkpoint_module(match: re.Match[str], text: str) -> Explanation:
 
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "no-kernel-image",
         r"no kernel image is available for execution on the device"
         r"|with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 
 
 def _stack(match: re.Match[str], text: str) -> Explanation:
@@ -131,6 +131,32 @@ def _conv_rank(match: re.Match[str], text: str) -> Explanation:
     else:
         cause = "A single sample without its batch dimension reached the layer."
         fix = f"Add the batch dimension: x.unsqueeze(0) gives {layout}."
+    return answer(title=title, meaning=meaning, cause=cause, fix=fix)
+
+
+def _weight_rank(match: re.Match[str], text: str) -> Explanation | None:
+    """torch before 1.11: "Expected 4-dimensional input for 4-dimensional weight [64, 3, 7, 7], but
+    got 3-dimensional input of size [3, 224, 224]" names the weight, so the sizes say which
+    dimension is missing; a paste that also shows the layer refusing another rank of input (the
+    user went back and forth) is a layer of the wrong kind, which the sizes do not settle."""
+    wanted, weight, seen = int(match.group(1)), dims(match.group(2)), dims(match.group(4))
+    others = re.findall(r"input (?:of size|to conv\w+, but got input of size):?\s*\[([\d, ]+)\]", text)
+    if any(dims(other) != seen for other in others):
+        return None
+    kind = {3: "conv1d", 4: "conv2d", 5: "conv3d"}.get(wanted, "the convolution")
+    title = f"{kind} with weight {shape(weight)} got a {len(seen)}-D input {shape(seen)}; it takes {wanted}-D"
+    meaning = f"The layer's weight {shape(weight)} takes [N, C, ...] batches of {wanted} dimensions."
+    if len(seen) == wanted - 1 and len(weight) > 1 and seen[0] == weight[1]:
+        cause = f"A single sample without its batch dimension: {shape(seen)} starts with the {weight[1]} channels."
+        fix = f"Add the batch dimension: x.unsqueeze(0) gives {shape([1, *seen])} (a DataLoader batches for you)."
+    elif len(seen) == 2 and wanted == 4:
+        side = int(round(seen[1] ** 0.5))
+        fits = side * side * weight[1] == seen[1]
+        square = f"x.view(-1, {weight[1]}, {side}, {side})" if fits else "x.view(N, C, H, W)"
+        cause = f"The images were flattened to {shape(seen)} (a flattening transform, or a dataset of rows)."
+        fix = f"Give conv layers image-shaped batches: {square} (flatten only before the Linear layers)."
+    else:
+        return None
     return answer(title=title, meaning=meaning, cause=cause, fix=fix)
 
 
@@ -307,6 +333,12 @@ KNOWN: list[KnownError] = [
         r" size:? ?(\[[\d, ]*\])"
         r"|3D or 4D input tensor expected but got:? ?(\[[\d x]+\])",
         _conv_rank,
+    ),
+    told_apart(
+        "conv-weight-rank",
+        r"Expected (\d)-dimensional input for \1-dimensional weight:? ?\[?([\d, ]+)\]?,? but got"
+        r" (\d)-dimensional input of size:? ?\[([\d, ]+)\]",
+        _weight_rank,
     ),
     known(
         "layernorm-shape",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
 
 
 def _keys(label: str, text: str) -> list[str]:
@@ -19,6 +19,35 @@ def _keys(label: str, text: str) -> list[str]:
         if keys:
             return keys
     return []
+
+
+def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
+    """(prefix, "checkpoint") when every key the checkpoint has is a key of the model with one
+    prefix in front (a larger model's state dict), (prefix, "model") the other way round (the
+    model wraps the saved network); None otherwise. The wrappers' own prefixes are read above."""
+    for longer, shorter, side in ((unexpected, missing, "checkpoint"), (missing, unexpected, "model")):
+        if not longer or not shorter:
+            continue
+        prefixes = {
+            key[: len(key) - len(inner)] for key in longer for inner in shorter if key.endswith("." + inner)
+        }
+        if len(prefixes) == 1:
+            prefix = prefixes.pop()
+            if prefix not in ("module.", "_orig_mod.") and all(
+                key.startswith(prefix) and key[len(prefix):] in shorter for key in longer
+            ):
+                return prefix, side
+    return None
+
+
+def _cut(label: str, text: str) -> bool:
+    """The last listing of ``label`` keys stops mid-list (a trailing comma, dots), not at the
+    closing quote and full stop torch ends it with."""
+    listings = [line for line in re.findall(rf"{label} key\(s\) in state_dict: (.*)", text) if '"' in line]
+    return bool(listings) and not re.search(r'"\s*\.?\s*$', listings[-1])
+
+
+SEVERAL_GPUS = re.compile(r"\b(?:[2-9]|two|several|multiple) GPUs\b|multi-?gpu|DataParallel", re.IGNORECASE)
 
 
 def _shown(keys: list[str], most: int = 4) -> str:
@@ -64,7 +93,7 @@ def _optimizer_state(unexpected: list[str]) -> bool:
     return {"state", "param_groups"} <= set(unexpected)
 
 
-def _state_dict(match: re.Match[str], text: str) -> Explanation:
+def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
     named = match.group(1) or fact(text, r"Error\(s\) in loading state_dict for (\w+)")
     model = f" {named}" if named else ""  # the old wording names no class
     missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
@@ -148,7 +177,19 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             )
     for name, saved, current in sizes:
         facts.append(f"{name} is [{saved}] in the checkpoint but [{current}] in the model")
-    if sizes:
+    if sizes and all(dims(current) in ([], [0]) for _, _, current in sizes):
+        # the model's own parameters are empty: partitioned at construction, not built smaller
+        causes.append(
+            "the model's parameters are empty placeholders (shape [0]): under DeepSpeed ZeRO-3"
+            " (zero.Init, or transformers' HfDeepSpeedConfig) or FSDP each rank holds only its"
+            " shard, so a plain load_state_dict cannot copy the full tensors into them"
+        )
+        fixes.append(
+            "load the weights through from_pretrained (it gathers and partitions them), or inside"
+            " deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0), or before"
+            " ZeRO-3 or FSDP wraps the model"
+        )
+    elif sizes:
         names = ", ".join(f'"{name}"' for name, _, _ in sizes)
         causes.append(
             "the model is built with other sizes than at save time (number of classes, hidden size)"
@@ -157,6 +198,28 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
             "build the model with the sizes used when saving; or, to reuse all but those layers"
             f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
             f" state.items() if k not in {{{names}}}}} and load with strict=False"
+        )
+    nested = _nesting(missing, unexpected) if not causes else None
+    if nested and nested[1] == "checkpoint":
+        causes.append(
+            f"the file holds a larger model, of which this{model} is the part under '{nested[0]}'"
+            f" (its keys are this model's with '{nested[0]}' in front): the whole model's state"
+            " dict was loaded into one of its submodules"
+        )
+        fixes.append(
+            f"load it into the whole model it was saved from (then take the part from it), or keep"
+            f" that part's keys: state = {{k.removeprefix(\"{nested[0]}\"): v for k, v in"
+            f' state.items() if k.startswith("{nested[0]}")}}'
+        )
+    elif nested:
+        causes.append(
+            f"this{model} wraps the saved network under '{nested[0]}' (its keys are the checkpoint's"
+            f" with '{nested[0]}' in front): the file was saved from the bare network, and the"
+            " script that loads it builds the network inside another module"
+        )
+        fixes.append(
+            f"load into that part: model.{nested[0].rstrip('.')}.load_state_dict(state), or build and"
+            " wrap the network the way the script that saved it did"
         )
     if not causes and unexpected and all(key.endswith("position_ids") for key in unexpected):
         causes.append(
@@ -178,6 +241,22 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation:
         fixes.append(
             "build the model with the same options the checkpoint was trained with (the"
             " config or command-line flags saved with it)"
+        )
+    elif not causes and missing and not unexpected and _cut("Missing", text):
+        # torch lists the unexpected keys after the missing ones: a listing cut short hides them,
+        # and with them whether the checkpoint's keys are the same layers under other names
+        if not SEVERAL_GPUS.search(text):
+            return None
+        causes.append(
+            "the checkpoint was saved on several GPUs (the paste says so), where the model was"
+            " wrapped in nn.DataParallel/DistributedDataParallel: its keys carry a 'module.'"
+            " prefix, so none of the bare model's keys is found (the unexpected keys, cut from"
+            " the paste, are the same layers with the prefix)"
+        )
+        fixes.append(
+            "check with print(next(iter(state))); strip the prefix before loading:"
+            ' state = {k.removeprefix("module."): v for k, v in state.items()} (or save'
+            " model.module.state_dict() when training on several GPUs)"
         )
     elif not causes and missing and not unexpected:
         causes.append(
@@ -254,11 +333,12 @@ def _dict_as_model(match: re.Match[str], text: str) -> Explanation:
     )
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "state-dict-mismatch",
         r"Error\(s\) in loading state_dict for (\w+)"
         r"|While copying the parameter named \"?[\w.]+\"?, whose dimensions in the model are()"
-        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()",  # quoted alone
+        r"|(?:^\s*|error: )(?:Missing|Unexpected) key\(s\) in state_dict: \"[\w.]+\"()"  # quoted alone
+        r"|(?:^\s*|error: )size mismatch\s+for [\w.]+: copying a param with shape()",
         _state_dict,
         re.MULTILINE,
     ),

@@ -61,7 +61,62 @@ def _builtin(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _unknown_op(match: re.Match[str], text: str) -> Explanation:
+    namespace, op = match.group(1), match.group(2)
+    cpp = re.search(r"C\+\+|libtorch|torch::jit::load|\.cpp\b", text) is not None
+    return answer(
+        title=f"TorchScript does not know the operator {namespace}::{op}: {namespace}'s ops are not loaded",
+        meaning=(
+            f"The scripted code calls torch.ops.{namespace}.{op}, an operator that a library"
+            f" ({namespace}) registers when its compiled part is loaded; none is registered in this process."
+        ),
+        cause=(
+            f"The program that loads or runs the model never loaded {namespace}'s library: a C++"
+            f" program not linked against lib{namespace} (or whose linker dropped it as unused)"
+            if cpp
+            else f"{namespace} was not imported before the model was scripted or loaded (import"
+            f" {namespace} registers its ops), or its compiled part failed to load (a build for"
+            " another torch)"
+        )
+        + ".",
+        fix=(
+            f"Link the C++ program against {namespace}'s library and make sure it loads (find_package"
+            f" and target_link_libraries for TorchVision; on Linux link it with -Wl,--no-as-needed, or"
+            f" include its header so its ops register) before torch::jit::load."
+            if cpp
+            else f"import {namespace} before torch.jit.script / torch.jit.load, and check that"
+            f" {namespace} matches the installed torch (its version table)."
+        ),
+    )
+
+
+def _variadic(match: re.Match[str], text: str) -> Explanation:
+    function = match.group("function") or "the function"
+    return answer(
+        title=f"TorchScript cannot compile {function}: it takes *args or **kwargs",
+        meaning=(
+            "torch.jit.script compiles each function the model calls, and TorchScript functions"
+            " take a fixed list of typed arguments: no *args, **kwargs or keyword-only arguments"
+            " with defaults."
+        ),
+        cause=f"The scripted model calls {function}, whose signature takes a variable number of arguments.",
+        fix=(
+            "Call a scriptable form instead (a module of the library, such as"
+            " einops.layers.torch.Rearrange, built in __init__), or give the function a fixed"
+            " signature; or keep it out of the compiled code (@torch.jit.ignore) or export by"
+            " tracing (torch.jit.trace, torch.export)."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
+    known(
+        "torchscript-variadic",
+        r"(?P<message>Compiled functions can't take variable number of arguments)"
+        r"|def (?P<function>\w+)\([^\n]*\*\*?\w+[^\n]*\n\s*~+\s*<--- HERE",
+        _variadic,
+    ),
+    known("torchscript-unknown-op", r"Unknown builtin op: (\w+)::(\w+)", _unknown_op),
     known(
         "torchscript-builtin",
         r"Python builtin <built-in (?:function|method) (\w+)[^>]*> is currently not supported in Torchscript",
