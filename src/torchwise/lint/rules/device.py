@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, keyword, method
+from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -60,8 +60,28 @@ def _behind_device_check(ctx: FileContext, node: ast.AST, pattern: re.Pattern[st
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, ast.If | ast.IfExp | ast.While):
             if pattern.search(ast.unparse(ancestor.test)):
+                if pattern is _AVAILABILITY and _picks_a_gpu(ctx, ancestor.test):
+                    continue
                 return True
     return False
+
+
+def _picks_a_gpu(ctx: FileContext, test: ast.expr) -> bool:
+    """``args.gpu is not None`` where the file hands ``args.gpu`` to ``.cuda(...)`` or
+    ``set_device(...)``: a GPU index tested against None chooses one GPU against all of them
+    (pytorch/examples' imagenet main.py, where None means DataParallel over every GPU); it does
+    not ask whether there is a GPU, so it is no CPU path."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.IsNot)):
+        return False
+    name = dotted(test.left)
+    if name is None or not is_constant(test.comparators[0], None):
+        return False
+    return any(
+        call.args
+        and dotted(call.args[0]) == name
+        and (method(call) == "cuda" or (ctx.qualname(call.func) or "").endswith("cuda.set_device"))
+        for call in ctx.calls
+    )
 
 
 def _checks_availability(ctx: FileContext) -> bool:
