@@ -401,3 +401,59 @@ def test_a_resume_whose_epoch_loop_starts_again_at_zero_loses_the_schedule():
 def test_an_epoch_loop_that_starts_from_the_restored_epoch_is_quiet():
     resumed = DISTILL.replace("range(params.num_epochs)", "range(start_epoch, params.num_epochs)")
     assert found(resumed, "TW131") == []
+
+
+# --- TW129: a loss module called and indexed --------------------------------------------------
+
+# laiguokun/LSTNet main.py (round 6's working half): evaluateL2 = nn.MSELoss(size_average=False),
+# handed to evaluate(), whose summed loss is 0-dim.
+LSTNET = """\
+import torch.nn as nn
+def evaluate(data, X, Y, model, evaluateL2, batch_size):
+    for X, Y in data.get_batches(X, Y, batch_size, False):
+        output = model(X)
+        total_loss += evaluateL2(output * scale, Y * scale).data[0]
+evaluateL2 = nn.MSELoss(size_average=False)
+if args.cuda:
+    evaluateL2 = evaluateL2.cuda()
+"""
+
+
+def test_a_loss_module_called_and_indexed_at_zero_raises():
+    assert found(LSTNET, "TW129") == [("TW129", 5, "error")]
+
+
+def test_an_unreduced_loss_module_keeps_its_dimensions():
+    unreduced = LSTNET.replace("nn.MSELoss(size_average=False)", "nn.MSELoss(reduction='none')")
+    assert found(unreduced, "TW129") == []
+
+
+# --- TW132: a sample drawn every few training steps with autograd on ----------------------------
+
+# jaywalnut310/glow-tts train.py (round 6's working half): every log_interval batches rank 0 draws
+# a sample through DDP's .module, with autograd on; commons.Adam wraps torch's Adam.
+GLOW_SAMPLE = """\
+import torch
+generator = models.FlowGenerator(**hps.model).cuda(rank)
+optimizer_g = commons.Adam(generator.parameters(), lr=hps.train.learning_rate)
+for batch_idx, (x, y) in enumerate(train_loader):
+    optimizer_g.zero_grad()
+    loss_g = generator(x, y).sum()
+    loss_g.backward()
+    optimizer_g.step()
+    if batch_idx % hps.train.log_interval == 0:
+        (y_gen, *_), *_ = generator.module(x[:1], gen=True)
+        log_audio(y_gen)
+"""
+
+
+def test_a_periodic_sample_in_the_training_loop_is_info():
+    assert found(GLOW_SAMPLE, "TW132") == [("TW132", 10, "info")]
+
+
+def test_a_periodic_sample_under_no_grad_is_quiet():
+    guarded = GLOW_SAMPLE.replace(
+        "        (y_gen, *_), *_ = generator.module(x[:1], gen=True)\n",
+        "        with torch.no_grad():\n            (y_gen, *_), *_ = generator.module(x[:1], gen=True)\n",
+    )
+    assert found(guarded, "TW132") == []

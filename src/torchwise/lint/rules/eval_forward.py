@@ -190,6 +190,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             yield Hit(call, f"{what}, in a script that never trains: no torch.no_grad() here")
         else:
             yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+    yield from _periodic_samples(ctx)  # last: a statement's warning above outranks its info
 
 
 def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
@@ -343,3 +344,24 @@ def _from_environment(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
                 if _ENVIRONMENT.search(dotted(receiver(inner)) or ""):
                     return True
     return False
+
+
+def _periodic_samples(ctx: FileContext) -> Iterator[Hit]:
+    """A forward under ``if step % k == 0:`` inside the training loop whose result never reaches
+    ``backward()`` (glow-tts draws a sample with ``generator.module(x[:1], gen=True)`` every
+    ``log_interval`` batches): a graph built for nothing every k steps. Info: one small batch
+    now and then costs little, and whether it is worth a no_grad is the author's call."""
+    for call in ctx.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "module":
+            func = func.value  # DDP's generator.module(...) runs the wrapped model
+        loops = ctx.loops(call)
+        if not loops or not _model_object(ctx, func) or ctx.under_no_grad(call):
+            continue
+        if ctx.modulo_guard(call, loops[0]) is None or not ctx.has_backward(loops[0]):
+            continue
+        scope = ctx.scope_of(call)
+        if _feeds_backward(ctx, call, scope) or _grad_off_before(ctx, scope, call):
+            continue
+        what = f"{ast.unparse(call.func)}(...) runs every few steps with autograd on"
+        yield Hit(call, f"{what}, and its result never reaches backward()", level=Level.INFO)
