@@ -457,3 +457,55 @@ def test_a_periodic_sample_under_no_grad_is_quiet():
         "        with torch.no_grad():\n            (y_gen, *_), *_ = generator.module(x[:1], gen=True)\n",
     )
     assert found(guarded, "TW132") == []
+
+
+# --- TW112: the epoch's training handed to a function of another file -------------------------
+
+# microsoft/human-pose-estimation.pytorch pose_estimation/train.py (round 6's working half): the
+# MultiStepLR steps at the top of each epoch, before core.function.train() steps the optimizer.
+POSE = """\
+import torch
+from core.function import train
+optimizer = torch.optim.Adam(model.parameters(), lr=config.TRAIN.LR)
+lr_scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, config.TRAIN.LR_STEP, config.TRAIN.LR_FACTOR)
+for epoch in range(config.TRAIN.BEGIN_EPOCH, config.TRAIN.END_EPOCH):
+    lr_scheduler.step()
+    train(config, train_loader, model, criterion, optimizer, epoch, final_output_dir)
+"""
+
+
+def test_a_scheduler_stepped_before_the_epochs_training_function_warns():
+    assert found(POSE, "TW112") == [("TW112", 6, "warning")]
+
+
+def test_a_scheduler_stepped_after_it_is_quiet():
+    after = POSE.replace(
+        "    lr_scheduler.step()\n    train(config, train_loader, model, criterion, optimizer, epoch, final_output_dir)\n",
+        "    train(config, train_loader, model, criterion, optimizer, epoch, final_output_dir)\n    lr_scheduler.step()\n",
+    )
+    assert found(after, "TW112") == []
+
+
+# --- TW137: Python 3.10's removed collections aliases -----------------------------------------
+
+# lufficc/SSD ssd/engine/trainer.py (round 6's working half): write_metric tests
+# isinstance(value, collections.Mapping), gone from collections in Python 3.10.
+SSD_METRIC = """\
+import collections
+def write_metric(eval_result, prefix, summary_writer, global_step):
+    for key in eval_result:
+        value = eval_result[key]
+        if isinstance(value, collections.Mapping):
+            write_metric(value, key, summary_writer, global_step)
+"""
+
+
+def test_collections_mapping_is_gone_since_python_3_10():
+    assert found(SSD_METRIC, "TW137") == [("TW137", 5, "error")]
+
+
+def test_collections_abc_mapping_is_fine():
+    fixed = SSD_METRIC.replace("import collections\n", "import collections.abc\n").replace(
+        "collections.Mapping", "collections.abc.Mapping"
+    )
+    assert found(fixed, "TW137") == []
