@@ -509,3 +509,16 @@ def test_collections_abc_mapping_is_fine():
         "collections.Mapping", "collections.abc.Mapping"
     )
     assert found(fixed, "TW137") == []
+
+
+def test_a_checkpoint_loader_handed_an_object_lint_cannot_read_may_restore_anything():
+    handed = VITS.replace("net_g, optim_g)\n        global_step", "net_g, optim_g, trainer)\n        global_step")
+    assert found(handed, "TW131") == []
+
+
+def test_a_script_that_asks_for_input_gradients_needs_its_graph():
+    saliency = VDSR_EVAL.replace(
+        "        HR = model(im_input)\n",
+        "        HR = model(im_input)\n        grad = torch.autograd.grad(HR.sum(), im_input)\n",
+    )
+    assert found(saliency, "TW132") == []

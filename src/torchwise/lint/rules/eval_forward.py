@@ -293,14 +293,15 @@ def _called_only_under_no_grad(ctx: FileContext, function: ast.FunctionDef | ast
 
 
 def _never_trains(ctx: FileContext) -> bool:
-    """No ``backward()``, no ``step()`` or ``zero_grad()``, no ``torch.optim`` in the file: an
-    evaluation or inference script (pytorch-vdsr's eval.py)."""
+    """No ``backward()``, no ``step()`` or ``zero_grad()``, no ``torch.optim`` and no gradient asked
+    for (``torch.autograd.grad``, ``requires_grad_``) in the file: an evaluation or inference
+    script (pytorch-vdsr's eval.py), not an attack or a saliency map that needs the graph."""
 
     def compute() -> bool:
         return not any(
             ctx.is_backward(c)
-            or method(c) in {"step", "zero_grad", "backward"}
-            or "optim" in (ctx.qualname(c.func) or "")
+            or method(c) in {"step", "zero_grad", "backward", "requires_grad_"}
+            or any(word in (ctx.qualname(c.func) or "") for word in ("optim", "autograd.grad"))
             for c in ctx.calls
         )
 

@@ -219,7 +219,24 @@ def restoring_helpers(ctx: FileContext) -> list[ast.Call]:
         if ctx.callee(call) is None
         and _RESTORING.search((dotted(call.func) or "").rsplit(".", 1)[-1])
         and any(ctx.kind(a) in {"model", "optimizer"} for a in call.args)
+        and not _hands_unknown(ctx, call)
     ]
+
+
+def _hands_unknown(ctx: FileContext, call: ast.Call) -> bool:
+    """A value after the path whose kind lint cannot tell (``load_checkpoint(path, model,
+    trainer)``): it may carry the optimizer or the scaler, so what the call restores is unknown."""
+    values = [*call.args[1:], *(k.value for k in call.keywords)]
+    return any(
+        isinstance(v, ast.Name | ast.Attribute)
+        and ctx.kind(v) is None
+        and not _AVERAGED.search((dotted(v) or "").rsplit(".", 1)[-1])
+        for v in values
+    )
+
+
+# An averaged copy of the model (pycls' `ema`, `swa_model`): more weights, not the optimizer's state.
+_AVERAGED = re.compile(r"(^|_)(ema|swa)(_|$)", re.I)
 
 
 def _trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
