@@ -60,8 +60,9 @@ def test_round5_held_out_half_stays_at_its_floor():
     # 31 of 38 warnings and errors right; neither target (60%, 95%) met. Worked on in round 6 as a
     # regression floor: its seven wrong warnings are gone (TW108 on a GPU index tested against None,
     # TW132 on frozen parameters, on scoring a training batch and on an RL play loop, now info,
-    # TW119 on a deployment copy), and pytorch-vdsr's two whole-module loads and its test loop found.
+    # TW119 on a deployment copy), and pytorch-vdsr's two whole-module loads and its test loop found,
+    # and SimCLR's unguarded x_i.cuda() (its set_device binds the multi-node branch only).
     result = bench.load("lint_recall").measure(HELD_OUT_5)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (52, 26)
-    assert (result["warnings+errors"], len(result["right"])) == (35, 35)
+    assert (result["bugs"], len(result["found"])) == (52, 27)
+    assert (result["warnings+errors"], len(result["right"])) == (37, 37)

@@ -112,7 +112,10 @@ def _frozen_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
             if any(
                 isinstance(s, ast.Assign)
                 and is_constant(s.value, False)
-                and any(isinstance(t, ast.Attribute) and t.attr == "requires_grad" and dotted(t.value) == param for t in s.targets)
+                and any(
+                    isinstance(t, ast.Attribute) and t.attr == "requires_grad" and dotted(t.value) == param
+                    for t in s.targets
+                )
                 for s in earlier.body
             ):
                 return True
