@@ -561,3 +561,21 @@ def test_an_unconditional_set_device_is_cuda_only():
     branch = f"    if args.nodes > 1:\n{group}        torch.cuda.set_device(gpu)\n"
     everywhere = SIMCLR.replace(branch, "    torch.cuda.set_device(gpu)\n")
     assert found(everywhere, "TW108") == []
+
+
+def test_a_helper_that_switches_autograd_with_its_flag_is_no_evaluation_with_graphs():
+    switched = INFORMER.replace(
+        "        outputs = self.model(batch_x)\n",
+        "        with torch.set_grad_enabled(self.training):\n            outputs = self.model(batch_x)\n",
+    )
+    assert found(switched, "TW104") == []
+
+
+def test_a_sweep_over_literal_settings_is_not_a_data_set():
+    sweep = (
+        "import torch\n"
+        "model = torch.load(opt.model)['model']\n"
+        "for batch_size in [1, 8, 32]:\n"
+        "    out = model(torch.randn(batch_size, 3, 224, 224))\n"
+    )
+    assert found(sweep, "TW132") == []

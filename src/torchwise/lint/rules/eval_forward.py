@@ -327,6 +327,8 @@ def _inference_over_a_set(ctx: FileContext, call: ast.Call) -> bool:
         walked = walked.args[0]
     if isinstance(walked, ast.Call) and (dotted(walked.func) or "") in _COUNTERS:
         return False
+    if isinstance(walked, ast.List | ast.Tuple) and all(isinstance(e, ast.Constant) for e in walked.elts):
+        return False  # `for batch_size in [1, 8, 32]`: a sweep of settings, not a data set
     function = ctx.function(call)
     owner = ctx.parents.get(function) if function is not None else None
     return not (isinstance(owner, ast.ClassDef) and owner.name in ctx.module_classes)

@@ -155,11 +155,12 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
 def _runs_model_through_helper(ctx: FileContext, loop: ast.AST) -> bool:
     """The loop hands each batch to a function of this file that calls the model with autograd on
     (Informer's ``self._process_one_batch(vali_data, batch_x, ...)`` runs ``self.model(...)``; a
-    helper that runs it under no_grad, as semseg's ``net_process``, is no evaluation with graphs)."""
+    helper that runs it under no_grad, as semseg's ``net_process``, or switches autograd with
+    ``torch.set_grad_enabled(train)``, is no evaluation with graphs)."""
     return any(
         ctx.kind(inner.func) == "model" and ctx.callee(inner) is None and not ctx.under_no_grad(inner)
         for call in ctx.calls_in(loop)
-        if (target := ctx.callee(call)) is not None
+        if (target := ctx.callee(call)) is not None and not _switches_grad(ctx, target)
         for inner in ctx.calls_in(target)
     )
 
