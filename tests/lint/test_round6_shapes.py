@@ -579,3 +579,21 @@ def test_a_sweep_over_literal_settings_is_not_a_data_set():
         "    out = model(torch.randn(batch_size, 3, 224, 224))\n"
     )
     assert found(sweep, "TW132") == []
+
+
+# huggingface/pytorch-image-models timm/models/densenet.py: a DenseBlock(nn.ModuleDict) walks its
+# layers inside the model (a file that never trains, read while round 6 looked for false alarms).
+DENSE_BLOCK = """\
+import torch.nn as nn
+class DenseBlock(nn.ModuleDict):
+    def forward(self, init_features):
+        features = [init_features]
+        for name, layer in self.items():
+            new_features = layer(features)
+            features.append(new_features)
+        return torch.cat(features, 1)
+"""
+
+
+def test_a_module_walking_its_own_layers_is_not_an_inference_loop():
+    assert found(DENSE_BLOCK, "TW132") == []

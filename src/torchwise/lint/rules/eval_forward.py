@@ -327,11 +327,20 @@ def _inference_over_a_set(ctx: FileContext, call: ast.Call) -> bool:
         walked = walked.args[0]
     if isinstance(walked, ast.Call) and (dotted(walked.func) or "") in _COUNTERS:
         return False
-    if isinstance(walked, ast.List | ast.Tuple) and all(isinstance(e, ast.Constant) for e in walked.elts):
-        return False  # `for batch_size in [1, 8, 32]`: a sweep of settings, not a data set
+    if isinstance(walked, ast.List | ast.Tuple | ast.Set) or not call.args:
+        return False  # `for batch_size in [1, 8, 32]`, `for model_cls in (A, B): model_cls()`: settings
     function = ctx.function(call)
     owner = ctx.parents.get(function) if function is not None else None
-    return not (isinstance(owner, ast.ClassDef) and owner.name in ctx.module_classes)
+    return not (function is not None and function.name == "forward") and not _module_class(owner)
+
+
+def _module_class(node: ast.AST | None) -> bool:
+    """A class built on a torch module (``nn.Module``, ``nn.ModuleDict``, ``nn.Sequential``): its
+    methods run inside the model (timm's ``DenseBlock(nn.ModuleDict)`` walks its layers)."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    bases = [dotted(b) or "" for b in node.bases]
+    return any(re.search(r"Module|Sequential|^nn\.", b) for b in bases)
 
 
 _ENVIRONMENT = re.compile(r"(^|[._])envs?$")
