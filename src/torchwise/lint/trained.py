@@ -12,6 +12,7 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 
 from torchwise.lint.ast_names import dotted, method, receiver
+from torchwise.lint.kinds import OPTIMIZER_CLASSES
 
 
 def trained_names(
@@ -28,7 +29,9 @@ def trained_names(
         name = qualname(call.func) or ""
         aliases = [qualname(a) or "" for a in assignments.get(dotted(call.func) or "", [])]
         name = next((a for a in aliases if a.startswith("torch.optim.")), name)  # optim_name = optim.SGD
-        if not (name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper()):
+        last = name.rsplit(".", 1)[-1]
+        # torch.optim's classes, and a project's own wrapper of one (glow-tts' commons.Adam).
+        if not ((name.startswith("torch.optim.") and last[:1].isupper()) or last in OPTIMIZER_CLASSES):
             continue
         args = [*call.args, *(k.value for k in call.keywords)]
         # Names inside the arguments too: [{"params": base_params}] with base_params = ...

@@ -198,8 +198,9 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
     if isinstance(parent, ast.Attribute) and parent.attr in _MODULE_METHODS:
         return f".{parent.attr}()"
     statement = ctx.statement(load)
-    if not isinstance(statement, ast.Assign) or statement.value is not load:
-        return None
+    entry = parent if isinstance(parent, ast.Subscript) and parent.value is load else None
+    if not isinstance(statement, ast.Assign) or statement.value not in {load, entry}:
+        return None  # `model = torch.load(f)` or `model = torch.load(f)["model"]` (pytorch-vdsr's eval.py)
     names = {dotted(t) for t in statement.targets} - {None}
     scope = ctx.scope_of(load)
     for node in ctx.walk(scope):
@@ -212,8 +213,11 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
             continue
         if dotted(call.func) in names:
             return f"{dotted(call.func)}(...)"
-        if method(call) in _MODULE_METHODS and dotted(receiver_of(call)) in names:
-            return f"{dotted(receiver_of(call))}.{method(call)}()"
+        owner = receiver_of(call)
+        if method(call) in _MODULE_METHODS and dotted(owner) in names:
+            return f"{dotted(owner)}.{method(call)}()"
+        if method(call) in _MODULE_METHODS and isinstance(owner, ast.Subscript) and dotted(owner.value) in names:
+            return f"{ast.unparse(owner)}.{method(call)}()"  # checkpoint["model"].state_dict(): pytorch-vdsr
         handed = _run_by_callee(ctx, call, names)
         if handed is not None:
             return handed

@@ -1,4 +1,5 @@
-"""TW142: gradients clipped before the backward that makes them.
+"""TW142: gradients clipped before the backward that makes them; TW146: clipped on every micro-batch
+of a gradient accumulation.
 
 >>> from torchwise.lint.engine import lint_source
 >>> src = (
@@ -54,3 +55,33 @@ def clip_before_backward(ctx: FileContext) -> Iterator[Hit]:
         after = [b for b in backwards if b > here]
         if after and not any(b < here for b in backwards) and any(s > min(after) for s in steps):
             yield Hit(call, "gradients are clipped before this step's backward(): the step applies them unclipped")
+
+
+@rule("TW146", Level.WARNING, hint="clip once per optimizer step: move the clip under the same `if` as step()")
+def clip_every_micro_batch(ctx: FileContext) -> Iterator[Hit]:
+    """Gradient clipping on every micro-batch of a gradient accumulation.
+
+    Why: with ``step()`` under ``if (i + 1) % k == 0`` the gradients add up over k backwards; a
+    clip after each backward clips the partial sums, and the micro-batches added after it go in
+    unclipped, so the applied gradient is neither the clipped sum nor the true one
+    (Bert-Multi-Label-Text-Classification's trainer clips after every ``backward()``).
+    Fix: clip once, just before ``optimizer.step()``, under the same condition.
+    It reports a clip in a loop whose every optimizer step sits under a ``%`` condition that
+    the clip and the loop's ``backward()`` are outside of.
+    Cannot see: a step or clip made in a helper of another file; a clip of another model than the
+    one the guarded optimizer steps (GANs that step one network every k batches).
+    """
+    for call in ctx.calls:
+        if (ctx.qualname(call.func) or "") not in CLIPS:
+            continue
+        loops = ctx.loops(call)
+        if not loops or ctx.under_modulo(call, loops[0]):
+            continue
+        inside = ctx.calls_in(loops[0])
+        steps = [c for c in inside if ctx.is_optimizer_step(c)]
+        backwards = [c for c in inside if ctx.is_backward(c)]
+        if not steps or not backwards or any(ctx.under_modulo(b, loops[0]) for b in backwards):
+            continue
+        if all(ctx.under_modulo(s, loops[0]) for s in steps):
+            message = "gradients are clipped on every micro-batch, but the optimizer steps every few"
+            yield Hit(call, f"{message}: the partial sums are clipped")

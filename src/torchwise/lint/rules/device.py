@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, keyword, method
+from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -45,9 +45,14 @@ def _cuda_only(ctx: FileContext) -> bool:
     set_devices = [c for c in ctx.calls if (ctx.qualname(c.func) or "").endswith("cuda.set_device")]
     if not set_devices:
         return False
-    if any(not _behind_device_check(ctx, c, _AVAILABILITY) for c in set_devices):
+    offers_cpu = _offers_cpu(ctx)
+    # A set_device on a branch of a script that offers a CPU path binds that branch only (SimCLR).
+    unguarded = [c for c in set_devices if not _behind_device_check(ctx, c, _AVAILABILITY)]
+    if any(not (offers_cpu and _on_a_branch(ctx, c)) for c in unguarded):
         return True
     for call in ctx.calls:
+        if offers_cpu and _on_a_branch(ctx, call):
+            continue
         if (ctx.qualname(call.func) or "").endswith("init_process_group"):
             backend = keyword(call, "backend") or (call.args[0] if call.args else None)
             if isinstance(backend, ast.Constant) and backend.value == "nccl":
@@ -55,13 +60,39 @@ def _cuda_only(ctx: FileContext) -> bool:
     return False
 
 
+def _on_a_branch(ctx: FileContext, node: ast.AST) -> bool:
+    """Under an ``if`` that is not about devices (SimCLR's ``if args.nodes > 1:``): the CUDA it
+    needs is that branch's (a multi-node run), not the whole script's."""
+    return any(isinstance(a, ast.If) and not _DEVICE_CHECK.search(ast.unparse(a.test)) for a in ctx.ancestors(node))
+
+
 def _behind_device_check(ctx: FileContext, node: ast.AST, pattern: re.Pattern[str] = _DEVICE_CHECK) -> bool:
     """Inside ``if <a CUDA check>:`` (either branch) or ``x if cuda else y``."""
     for ancestor in ctx.ancestors(node):
         if isinstance(ancestor, ast.If | ast.IfExp | ast.While):
             if pattern.search(ast.unparse(ancestor.test)):
+                if pattern is _AVAILABILITY and _picks_a_gpu(ctx, ancestor.test):
+                    continue
                 return True
     return False
+
+
+def _picks_a_gpu(ctx: FileContext, test: ast.expr) -> bool:
+    """``args.gpu is not None`` where the file hands ``args.gpu`` to ``.cuda(...)`` or
+    ``set_device(...)``: a GPU index tested against None chooses one GPU against all of them
+    (pytorch/examples' imagenet main.py, where None means DataParallel over every GPU); it does
+    not ask whether there is a GPU, so it is no CPU path."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.IsNot)):
+        return False
+    name = dotted(test.left)
+    if name is None or not is_constant(test.comparators[0], None):
+        return False
+    return any(
+        call.args
+        and dotted(call.args[0]) == name
+        and (method(call) == "cuda" or (ctx.qualname(call.func) or "").endswith("cuda.set_device"))
+        for call in ctx.calls
+    )
 
 
 def _checks_availability(ctx: FileContext) -> bool:
@@ -145,6 +176,9 @@ def hard_coded_cuda(ctx: FileContext) -> Iterator[Hit]:
     that moves data with ``.to(args.device)`` but neither sets that device nor checks for CUDA
     gets its device from another file (LoRA's ``parse_gpu``): whether it offers a CPU path is
     out of sight, so its ``.cuda()`` is info.
+    A ``set_device`` or an NCCL process group under an ``if`` that is not about devices (SimCLR's
+    ``if args.nodes > 1:``) in a script that chooses its device by CUDA's availability binds that
+    branch only: the script still offers a CPU path.
     Cannot see: a ``.cuda()`` inside a helper that only CUDA callers reach; it trusts any
     ``if`` that mentions cuda/gpu/device, and scripts that call ``torch.cuda.set_device``
     outside an availability check (NCCL ranks, a ``--gpu_ids`` default): CUDA-only by design.

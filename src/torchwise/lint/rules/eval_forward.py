@@ -6,7 +6,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, method
+from torchwise.lint.ast_names import dotted, is_constant, method, receiver
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -89,7 +89,37 @@ def _grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
     return any(
         ctx.is_no_grad(c) and position(c) < position(node) and isinstance(ctx.parents.get(c), ast.Expr)
         for c in ctx.calls_in(scope)
-    )
+    ) or _frozen_before(ctx, scope, node)
+
+
+def _frozen_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
+    """Every parameter of the model ``node`` runs set ``requires_grad = False`` earlier in the
+    scope (``for p in crnn.parameters(): p.requires_grad = False``, ``crnn.requires_grad_(False)``):
+    nothing in the forward asks for a gradient, so no graph is kept (crnn.pytorch's ``val()``)."""
+    model = dotted(node.func) if isinstance(node, ast.Call) else None
+    if model is None:
+        return False
+    for earlier in ctx.walk(scope):
+        if position(earlier) >= position(node):
+            continue
+        if isinstance(earlier, ast.Call) and method(earlier) == "requires_grad_" and earlier.args:
+            if is_constant(earlier.args[0], False) and dotted(receiver(earlier)) == model:
+                return True
+        if isinstance(earlier, ast.For) and isinstance(earlier.iter, ast.Call) and method(earlier.iter) == "parameters":
+            if dotted(receiver(earlier.iter)) != model:
+                continue
+            param = dotted(earlier.target)
+            if any(
+                isinstance(s, ast.Assign)
+                and is_constant(s.value, False)
+                and any(
+                    isinstance(t, ast.Attribute) and t.attr == "requires_grad" and dotted(t.value) == param
+                    for t in s.targets
+                )
+                for s in earlier.body
+            ):
+                return True
+    return False
 
 
 @rule("TW132", Level.WARNING, hint="run the evaluation forward under `with torch.no_grad():`")
@@ -133,14 +163,19 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         eval_name = bool(function and _EVAL_DATA_WORDS.search(function.name))
         in_eval_function = function is not None and eval_name and not _backpropagates(ctx, function)
         volatile = _volatile_input(ctx, call, scope)
-        if not (on_eval_data or in_eval_function or volatile) or _grad_off_before(ctx, scope, call):
+        over_a_set = _inference_over_a_set(ctx, call)
+        if not (on_eval_data or in_eval_function or volatile or over_a_set) or _grad_off_before(ctx, scope, call):
             continue
         if _feeds_backward(ctx, call, scope):
             continue
         if function is not None and _called_only_under_no_grad(ctx, function):
             continue
         sites = call_sites(ctx, function) if function is not None else []
-        if in_eval_function and not (on_eval_data or volatile):
+        if in_eval_function and not (on_eval_data or volatile or over_a_set):
+            if _from_environment(ctx, call, scope):
+                what = f"{ast.unparse(call.func)}(...) acts on one observation of its environment at a time"
+                yield Hit(call, f"{what} with autograd on (each step's graph is dropped at the next)", level=Level.INFO)
+                continue
             # Only the function's name says evaluation: its callers decide.
             if any(_feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites):
                 continue  # PPO's evaluate(): its log-probs are the loss that update() backpropagates
@@ -152,8 +187,13 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         if volatile:
             what = f"{ast.unparse(call.func)}(...) runs on Variable(volatile=True)"
             yield Hit(call, f"{what}, which does nothing since torch 0.4: autograd is on here")
+        elif over_a_set and not (on_eval_data or in_eval_function):
+            where = ast.unparse(ctx.loops(call)[0].iter)  # type: ignore[attr-defined]
+            what = f"{ast.unparse(call.func)}(...) runs with autograd on for every item of {where}"
+            yield Hit(call, f"{what}, in a script that never trains: no torch.no_grad() here")
         else:
             yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+    yield from _periodic_samples(ctx)  # last: a statement's warning above outranks its info
 
 
 def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
@@ -185,7 +225,21 @@ def _evaluation_call(ctx: FileContext, call: ast.Call) -> bool:
     if not _EVAL_DATA_WORDS.search(name) or name == "eval":
         return False
     callee = ctx.callee(call)
-    return callee is None or not ctx.has_backward(callee)
+    if callee is not None:
+        return not ctx.has_backward(callee)
+    return _hands_over_a_runner(ctx, call)
+
+
+def _hands_over_a_runner(ctx: FileContext, call: ast.Call) -> bool:
+    """A call of another file that is given something able to run a forward: an object whose
+    method it is (``trainer.val(...)``), a model, or data (``val_loader``). A plain function
+    given only tensors (``eval_metrics(output, target, num_classes)``, pytorch-segmentation's
+    trainer) scores outputs a forward already made: it runs no model itself."""
+    owner = receiver(call)
+    if owner is not None and (dotted(owner) or "").split(".")[0] not in ctx.imports:
+        return True  # a method of an object (a trainer holds its model)
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(ctx.kind(v) in {"model", "loader"} or ctx.data_names(v) for v in values)
 
 
 def _volatile_input(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
@@ -239,3 +293,90 @@ def _is_variable(node: ast.expr) -> bool:
 def _called_only_under_no_grad(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     sites = [c for c in ctx.calls if ctx.callee(c) is function]
     return bool(sites) and all(ctx.under_no_grad(s) for s in sites)
+
+
+def _never_trains(ctx: FileContext) -> bool:
+    """No ``backward()``, no ``step()`` or ``zero_grad()``, no ``torch.optim`` and no gradient asked
+    for (``torch.autograd.grad``, ``requires_grad_``) in the file: an evaluation or inference
+    script (pytorch-vdsr's eval.py), not an attack or a saliency map that needs the graph."""
+
+    def compute() -> bool:
+        return not any(
+            ctx.is_backward(c)
+            or method(c) in {"step", "zero_grad", "backward", "requires_grad_"}
+            or any(word in (ctx.qualname(c.func) or "") for word in ("optim", "autograd.grad"))
+            for c in ctx.calls
+        )
+
+    return ctx.memo("never_trains", compute)
+
+
+_COUNTERS = frozenset({"range", "count", "itertools.count"})
+
+
+def _inference_over_a_set(ctx: FileContext, call: ast.Call) -> bool:
+    """A forward in a ``for`` loop over a collection (test images, files, a dataset), in a
+    script that never trains and outside a module's own methods: every item's graph is built
+    for nothing. A loop over ``range(n)`` (sampling a sequence step by step) and a single
+    forward are left alone."""
+    loops = ctx.loops(call)
+    if not loops or not isinstance(loops[0], ast.For) or not _never_trains(ctx):
+        return False
+    walked = loops[0].iter
+    while isinstance(walked, ast.Call) and dotted(walked.func) in {"enumerate", "tqdm", "tqdm.tqdm"} and walked.args:
+        walked = walked.args[0]
+    if isinstance(walked, ast.Call) and (dotted(walked.func) or "") in _COUNTERS:
+        return False
+    if isinstance(walked, ast.List | ast.Tuple | ast.Set) or not call.args:
+        return False  # `for batch_size in [1, 8, 32]`, `for model_cls in (A, B): model_cls()`: settings
+    function = ctx.function(call)
+    owner = ctx.parents.get(function) if function is not None else None
+    return not (function is not None and function.name == "forward") and not _module_class(owner)
+
+
+def _module_class(node: ast.AST | None) -> bool:
+    """A class built on a torch module (``nn.Module``, ``nn.ModuleDict``, ``nn.Sequential``): its
+    methods run inside the model (timm's ``DenseBlock(nn.ModuleDict)`` walks its layers)."""
+    if not isinstance(node, ast.ClassDef):
+        return False
+    bases = [dotted(b) or "" for b in node.bases]
+    return any(re.search(r"Module|Sequential|^nn\.", b) for b in bases)
+
+
+_ENVIRONMENT = re.compile(r"(^|[._])envs?$")
+
+
+def _from_environment(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
+    """An argument given an environment's observation in the scope (``state = env.reset()``,
+    ``state, reward, done, info = env.step(action)``): a policy acting one step at a time
+    (Super-mario-bros-PPO's test.py), not an evaluation over a data set."""
+    names = {dotted(a) for a in call.args} - {None}
+    for node in ctx.walk(scope):
+        if not isinstance(node, ast.Assign) or not names & {dotted(n) for t in node.targets for n in ast.walk(t)}:
+            continue
+        for inner in ast.walk(node.value):
+            if isinstance(inner, ast.Call) and method(inner) in {"reset", "step"}:
+                if _ENVIRONMENT.search(dotted(receiver(inner)) or ""):
+                    return True
+    return False
+
+
+def _periodic_samples(ctx: FileContext) -> Iterator[Hit]:
+    """A forward under ``if step % k == 0:`` inside the training loop whose result never reaches
+    ``backward()`` (glow-tts draws a sample with ``generator.module(x[:1], gen=True)`` every
+    ``log_interval`` batches): a graph built for nothing every k steps. Info: one small batch
+    now and then costs little, and whether it is worth a no_grad is the author's call."""
+    for call in ctx.calls:
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "module":
+            func = func.value  # DDP's generator.module(...) runs the wrapped model
+        loops = ctx.loops(call)
+        if not loops or not _model_object(ctx, func) or ctx.under_no_grad(call):
+            continue
+        if ctx.modulo_guard(call, loops[0]) is None or not ctx.has_backward(loops[0]):
+            continue
+        scope = ctx.scope_of(call)
+        if _feeds_backward(ctx, call, scope) or _grad_off_before(ctx, scope, call):
+            continue
+        what = f"{ast.unparse(call.func)}(...) runs every few steps with autograd on"
+        yield Hit(call, f"{what}, and its result never reaches backward()", level=Level.INFO)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from torchwise.lint.ast_names import dotted, is_constant, keyword, method
-from torchwise.lint.context import FileContext, position
+from torchwise.lint.context import FileContext, Loop, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -143,13 +143,26 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
         if not any(
             ctx.kind(c.func) == "model" or dotted(c.func) in switched or _model_method_on_batch(ctx, c, loop)
             for c in ctx.calls_in(loop)
-        ):
+        ) and not _runs_model_through_helper(ctx, loop):
             continue
         no_grad = _grad_disabled(ctx, loop)
         function = ctx.function(loop)
         named_eval = any(_EVAL_WORDS.search(n) for n in names) or bool(function and _EVAL_WORDS.search(function.name))
         if no_grad or named_eval or last_mode_before(ctx, ctx.scope_of(loop), loop) == "eval":
             yield loop, no_grad
+
+
+def _runs_model_through_helper(ctx: FileContext, loop: ast.AST) -> bool:
+    """The loop hands each batch to a function of this file that calls the model with autograd on
+    (Informer's ``self._process_one_batch(vali_data, batch_x, ...)`` runs ``self.model(...)``; a
+    helper that runs it under no_grad, as semseg's ``net_process``, or switches autograd with
+    ``torch.set_grad_enabled(train)``, is no evaluation with graphs)."""
+    return any(
+        ctx.kind(inner.func) == "model" and ctx.callee(inner) is None and not ctx.under_no_grad(inner)
+        for call in ctx.calls_in(loop)
+        if (target := ctx.callee(call)) is not None and not _switches_grad(ctx, target)
+        for inner in ctx.calls_in(target)
+    )
 
 
 def _named_through(ctx: FileContext, loop: ast.AST, iterable: ast.expr) -> list[str]:
@@ -255,6 +268,18 @@ def _shared_epoch_evaluations(
 ) -> Iterator[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef]]:
     """Calls ``run_epoch(loader, train=False)`` of one function that trains under ``if train:``
     and evaluates otherwise, where neither it nor its caller switches to eval mode."""
+    for site, function in _untrained_runs(ctx):
+        if any(mode_of_call(ctx, c) for c in ctx.reached_calls(function)):
+            continue  # it sets the mode itself (model.train(train), or eval() in its else)
+        if last_mode_before(ctx, ctx.scope_of(site), site) != "eval":
+            yield site, function
+
+
+def _untrained_runs(
+    ctx: FileContext,
+) -> Iterator[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Calls ``run_epoch(loader, train=False)`` of one function that trains under ``if train:``
+    (a flag parameter it tests or hands on) and so evaluates when the flag is off."""
     for function in ctx.functions.values():
         found = _flag_parameter(function)
         if found is None or not any(ctx.is_backward(c) for c in ctx.reached_calls(function)):
@@ -264,14 +289,35 @@ def _shared_epoch_evaluations(
             flag in {dotted(n) for n in ast.walk(i.test)} for i in ctx.walk(function) if isinstance(i, ast.If)
         ) and not any(flag in {dotted(a) for a in c.args} for c in ctx.calls_in(function)):
             continue
-        if any(mode_of_call(ctx, c) for c in ctx.reached_calls(function)):
-            continue  # it sets the mode itself (model.train(train), or eval() in its else)
         is_method = bool(function.args.args) and function.args.args[0].arg in {"self", "cls"}
         for site in ctx.calls:
-            if ctx.callee(site) is not function or not _passes_false(site, flag, index, is_method):
-                continue
-            if last_mode_before(ctx, ctx.scope_of(site), site) != "eval":
+            if ctx.callee(site) is function and _passes_false(site, flag, index, is_method):
                 yield site, function
+
+
+def shared_loops_with_grad(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.Call]]:
+    """(data loop, call site) where ``iteration(loader, train=False)`` runs a loop that trains
+    only under ``if train:`` with autograd on: nothing in the function switches autograd
+    (no ``torch.set_grad_enabled(train)``, no no_grad) and the call is not under no_grad
+    (BERT-pytorch's ``test()`` runs ``iteration(epoch, self.test_data, train=False)``)."""
+    reported: set[int] = set()
+    for site, function in _untrained_runs(ctx):
+        if ctx.under_no_grad(site) or _switches_grad(ctx, function) or _switches_grad(ctx, ctx.scope_of(site), site):
+            continue
+        for loop, _ in _data_loops(ctx):
+            if ctx.function(loop) is function and id(loop) not in reported and ctx.has_backward(loop):
+                if not any(isinstance(a, Loop) for a in ctx.ancestors(loop) if a is not function):
+                    reported.add(id(loop))
+                    yield loop, site
+
+
+def _switches_grad(ctx: FileContext, scope: ast.AST, before: ast.AST | None = None) -> bool:
+    """A no_grad / ``set_grad_enabled`` anywhere in ``scope`` (before ``before``, if given)."""
+    return any(
+        (ctx.is_no_grad(c) or (ctx.qualname(c.func) or "").endswith("set_grad_enabled"))
+        and (before is None or position(c) < position(before))
+        for c in ctx.calls_in(scope)
+    )
 
 
 def _pretrained_in_eval_mode(ctx: FileContext, model: ast.expr) -> bool:
@@ -291,6 +337,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     file calls or hands on is reported as info), or a loop it does not recognise as evaluation
     (no data-like name, no eval()).
     """
+    for loop, site in shared_loops_with_grad(ctx):
+        yield Hit(loop, f"run with train=False on line {site.lineno}, this loop builds autograd graphs it never uses")
     for loop, no_grad in evaluation_loops(ctx):
         if no_grad:
             continue

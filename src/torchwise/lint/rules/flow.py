@@ -12,7 +12,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, method
+from torchwise.lint.ast_names import dotted, is_constant, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
@@ -50,10 +50,31 @@ def _functional_loss(ctx: FileContext, node: ast.expr) -> bool:
     return not unreduced
 
 
+def _loss_module_call(ctx: FileContext, node: ast.expr) -> bool:
+    """``evaluateL2(output, y)`` where ``evaluateL2 = nn.MSELoss(size_average=False)`` (LSTNet's
+    main.py): a loss module called returns a 0-dim tensor unless it was built with
+    ``reduction="none"`` / ``reduce=False``."""
+    if not isinstance(node, ast.Call):
+        return False
+    given = ctx.assignments.get(dotted(node.func) or "", [])
+    # `evaluateL2 = evaluateL2.cuda()` moves the module; the constructor is the value that builds it.
+    built = [v for v in given if isinstance(v, ast.Call) and method(v) not in {"cuda", "to", "cpu"}]
+    if not built:
+        return False
+    call = built[-1]
+    name = ctx.qualname(call.func) or ""
+    unreduced = any(
+        (k.arg == "reduction" and not (isinstance(k.value, ast.Constant) and k.value.value in ("mean", "sum")))
+        or (k.arg == "reduce" and not is_constant(k.value, True))
+        for k in call.keywords
+    )
+    return name.startswith("torch.nn.") and name.endswith("Loss") and not unreduced
+
+
 def _is_loss(ctx: FileContext, node: ast.expr) -> bool:
     """A value that is a scalar loss: named like one, built by a loss call, or a reduction."""
     text = ast.unparse(node)
-    if _LOSS_WORDS.search(text) or _functional_loss(ctx, node):
+    if _LOSS_WORDS.search(text) or _functional_loss(ctx, node) or _loss_module_call(ctx, node):
         return True
     name = dotted(node)
     for value in ctx.assignments.get(name or "", []):

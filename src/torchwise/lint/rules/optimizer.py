@@ -20,6 +20,7 @@ from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.kinds import OPTIMIZER_CLASSES, SCHEDULER_CLASSES
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.resume import restoring_helpers
 
 
 def _built_as(ctx: FileContext, call: ast.Call, classes: frozenset[str]) -> bool:
@@ -34,6 +35,8 @@ def _restored(ctx: FileContext, name: str | None, scope: ast.AST) -> bool:
     for call in ctx.calls_in(scope):
         if method(call) == "load_state_dict" and dotted(receiver(call)) == name:
             return True
+    if any(name in {dotted(a) for a in call.args} for call in restoring_helpers(ctx)):
+        return True  # vits' utils.load_checkpoint(path, net_g, optim_g) brings initial_lr back with it
     return any(isinstance(n, ast.Constant) and n.value == "initial_lr" for n in ctx.nodes)
 
 
@@ -49,7 +52,8 @@ def scheduler_last_epoch_on_fresh_optimizer(ctx: FileContext) -> Iterator[Hit]:
     (with ``optimizer.load_state_dict(ckpt["optimizer"])``) on resume.
     It reports ``last_epoch=`` that is not the constant -1 when the optimizer passed in has no
     ``load_state_dict`` in the file and no ``initial_lr`` is written by hand.
-    A name only ever set to -1 counts as -1.
+    A name only ever set to -1 counts as -1, and an optimizer handed to a checkpoint loader of
+    another file (vits' ``utils.load_checkpoint(path, net_g, optim_g)``) counts as restored.
     Cannot see: an optimizer restored in another function or file (it is then reported
     wrongly), or that another ``last_epoch`` expression is -1 on every run the script makes.
     """

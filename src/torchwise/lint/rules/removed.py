@@ -25,6 +25,15 @@ _REMOVED = {
     "torch.utils.serialization": ("torch.load", "torch 1.0"),
     # NumPy 1.24 removed its aliases of the builtins (np.bool came back in NumPy 2.0).
     **{f"numpy.{name}": (f"the builtin {name}", "NumPy 1.24") for name in ("float", "int", "complex", "object", "str")},
+    # Python 3.10 removed collections' aliases of the collections.abc classes (bpo-37324).
+    **{
+        f"collections.{name}": (f"collections.abc.{name}", "Python 3.10")
+        for name in (
+            "Awaitable Coroutine AsyncIterable AsyncIterator AsyncGenerator Hashable Iterable Iterator "
+            "Generator Reversible Sized Container Callable Collection Set MutableSet Mapping "
+            "MutableMapping MappingView KeysView ItemsView ValuesView Sequence MutableSequence ByteString"
+        ).split()
+    },
     **{
         f"torchtext.data.{name}": ("torchtext.legacy (then torchdata / plain DataLoaders)", "torchtext 0.12")
         for name in (
@@ -47,7 +56,8 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
     torchtext's ``data.Field`` / ``TabularDataset`` / ``BucketIterator`` moved to
     ``torchtext.legacy`` in 0.9 and were removed in 0.12; ``torch.utils.serialization`` went in
     torch 1.0; ``np.float`` / ``np.int`` / ``np.object`` / ``np.str`` / ``np.complex`` in NumPy
-    1.24. The line raises ``AttributeError`` (or ``ImportError``) on a current install.
+    1.24; ``collections.Mapping`` and the other aliases of ``collections.abc`` in Python 3.10.
+    The line raises ``AttributeError`` (or ``ImportError``) on a current install.
     ``save_image`` / ``make_grid`` no longer take ``range=`` (renamed ``value_range``).
     ``optimizer.load_state_dict(state, False)`` passes ``strict``, which only modules take: an
     optimizer's or a scheduler's ``load_state_dict`` takes the state alone (``TypeError``).

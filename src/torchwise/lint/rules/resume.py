@@ -37,8 +37,11 @@ def in_resume(ctx: FileContext, node: ast.AST) -> bool:
         return True
     for ancestor in chain:
         if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and _RESUME_WORDS.search(ancestor.name):
-            return True
+            return not _SAVING.search(ancestor.name)  # waveglow's save_checkpoint() copies weights to save them
     return False
+
+
+_SAVING = re.compile(r"save|write|dump|export", re.I)
 
 
 def _resume_test(ctx: FileContext, test: ast.expr) -> bool:
@@ -117,21 +120,36 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     """
     restored = {ctx.kind(receiver(c)) for c in ctx.calls if method(c) == "load_state_dict" or method(c) == "load_state"}
     restored |= _handed_on(ctx)
+    helpers = restoring_helpers(ctx)
+    restored |= {ctx.kind(a) for c in helpers for a in [*c.args, *(k.value for k in c.keywords)]}
     if any(method(c) == "load_state" for c in ctx.calls):
         return  # accelerator.load_state / a library's whole-state restore
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
-    if "scheduler" not in restored and _schedule_restarts(ctx):
-        missing.append("scheduler")
-    if not missing:
-        return
+    if "scaler" not in missing and _apex_scale_lost(ctx):
+        missing.append("scaler")
     loads = [c for c in ctx.calls if _restores_weights(ctx, c)]
     anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c)]
-    if missing == ["scheduler"]:  # weights and optimizer may both come back: any restore will do
+    anchors += [c for c in helpers if in_resume(ctx, c) or any(ctx.kind(a) == "optimizer" for a in c.args)]
+    schedule_lost = "scheduler" not in restored and _schedule_restarts(ctx)
+    if not (missing or schedule_lost or anchors):
+        return
+    if not missing and schedule_lost:  # weights and optimizer may both come back: any restore will do
         anchors += [c for c in ctx.calls if in_resume(ctx, c) and method(c) == "load_state_dict"]
-    if anchors:
-        call = min(anchors, key=position)
-        what = " or the ".join(missing)
-        yield Hit(call, f"resume restores the weights but not the {what}" + _SCHEDULE_NOTE * ("scheduler" in missing))
+    # One report per function that resumes (knowledge-distillation's train_and_evaluate and
+    # train_and_evaluate_kd each restore the weights and restart their epochs).
+    first: dict[int, ast.Call] = {}
+    for call in sorted(anchors, key=position):
+        scope = ctx.scope_of(call)
+        if first and id(scope) not in first and not _trains_after(ctx, scope, call):
+            continue  # drn's test_model() reads --resume's weights to evaluate them
+        first.setdefault(id(scope), call)
+    for call in first.values():
+        restarted = "scheduler" not in restored and epochs_restart(ctx, call)
+        lost = [*missing, *(["scheduler"] if schedule_lost or restarted else [])]
+        if lost:
+            what = " or the ".join(lost)
+            note = _EPOCH_NOTE if restarted and not schedule_lost else _SCHEDULE_NOTE
+            yield Hit(call, f"resume restores the weights but not the {what}" + note * ("scheduler" in lost))
 
 
 def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
@@ -183,7 +201,78 @@ def _handed_on(ctx: FileContext) -> set[str | None]:
 
 _BUILTINS = frozenset(dir(builtins))
 _LOGGING = frozenset({"info", "debug", "warning", "write", "log", "print"})
+_EPOCH_NOTE = " (the epoch loop after it starts again at 0, and the schedule with it)"
 _SCHEDULE_NOTE = " (its schedule, stepped per batch or from a counter that starts at 0, begins again)"
+
+
+# `utils.load_checkpoint(path, model, optimizer)`, pycls's `cp.load_checkpoint(file, model, ema, optimizer)`.
+_RESTORING = re.compile(r"(^|_)(load_checkpoint|restore|resume)", re.I)
+
+
+def restoring_helpers(ctx: FileContext) -> list[ast.Call]:
+    """Calls of a function of another file named for loading a checkpoint that are handed the
+    model or its optimizer: they restore what they are handed (vits' and glow-tts' ``utils.load_checkpoint(path,
+    net_g, optim_g)``) and nothing else, as far as this file can tell."""
+    return [
+        call
+        for call in ctx.calls
+        if ctx.callee(call) is None
+        and _RESTORING.search((dotted(call.func) or "").rsplit(".", 1)[-1])
+        and any(ctx.kind(a) in {"model", "optimizer"} for a in call.args)
+        and not _hands_unknown(ctx, call)
+    ]
+
+
+def _hands_unknown(ctx: FileContext, call: ast.Call) -> bool:
+    """A value after the path whose kind lint cannot tell (``load_checkpoint(path, model,
+    trainer)``): it may carry the optimizer or the scaler, so what the call restores is unknown."""
+    values = [*call.args[1:], *(k.value for k in call.keywords)]
+    return any(
+        isinstance(v, ast.Name | ast.Attribute)
+        and ctx.kind(v) is None
+        and not _AVERAGED.search((dotted(v) or "").rsplit(".", 1)[-1])
+        for v in values
+    )
+
+
+# An averaged copy of the model (pycls' `ema`, `swa_model`): more weights, not the optimizer's state.
+_AVERAGED = re.compile(r"(^|_)(ema|swa)(_|$)", re.I)
+
+
+def _trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
+    """A backward or an optimizer step after ``call`` in ``scope`` or in the functions of this
+    file it calls there: what was restored is trained on."""
+    later = [c for c in ctx.calls_in(scope) if position(c) > position(call)]
+    reached = [*later, *(inner for c in later if (f := ctx.callee(c)) is not None for inner in ctx.reached_calls(f, 1))]
+    return any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in reached)
+
+
+def _apex_scale_lost(ctx: FileContext) -> bool:
+    """apex's ``amp.initialize(...)`` keeps a dynamic loss scale that only ``amp.state_dict()`` /
+    ``amp.load_state_dict()`` carry over; a file that initialises it and never loads it back
+    restarts the scale on a resume (glow-tts' fp16 run)."""
+    names = [ctx.qualname(c.func) or "" for c in ctx.calls]
+    return any(n.startswith("apex") and n.endswith("amp.initialize") for n in names) and not any(
+        n.startswith("apex") and n.endswith("amp.load_state_dict") for n in names
+    )
+
+
+def epochs_restart(ctx: FileContext, anchor: ast.Call) -> bool:
+    """After the resume, in the same function, an epoch loop ``for epoch in range(n)`` that starts
+    at a constant and steps a scheduler: the resumed run begins again at epoch 0 with the
+    schedule's first value (knowledge-distillation-pytorch's ``train_and_evaluate``)."""
+    scope = ctx.scope_of(anchor)
+    for loop in ctx.walk(scope):
+        if not (isinstance(loop, ast.For) and position(loop) > position(anchor)):
+            continue
+        walked = loop.iter
+        if not (isinstance(walked, ast.Call) and dotted(walked.func) == "range" and walked.args):
+            continue
+        if len(walked.args) > 1 and not isinstance(walked.args[0], ast.Constant):
+            continue  # range(start_epoch, n): the resume's epoch decides
+        if any(ctx.is_scheduler_step(c) and not c.args for c in ctx.reached_calls(loop, 1)):
+            return True
+    return False
 
 
 def _restores_weights(ctx: FileContext, call: ast.Call) -> bool:

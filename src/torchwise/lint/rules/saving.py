@@ -62,9 +62,25 @@ def _whole_module(ctx: FileContext, value: ast.expr) -> ast.expr | None:
             node = node.value
         else:
             break
-    if isinstance(node, ast.Name | ast.Attribute) and ctx.kind(node) == "model" and not _holds_data(ctx, node):
+    if not isinstance(node, ast.Name | ast.Attribute) or _holds_data(ctx, node):
+        return None
+    if ctx.kind(node) == "model" or _moved_in_place(ctx, node):
         return value
     return None
+
+
+def _moved_in_place(ctx: FileContext, node: ast.expr) -> bool:
+    """``self.bert.to(self.device)`` as a statement of its own: a module moves in place, while a
+    tensor's ``.to()`` returns a copy that such a statement would throw away (BERT-pytorch's
+    trainer saves ``self.bert.cpu()`` and moves it back so)."""
+    name = dotted(node)
+    return any(
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Call)
+        and method(statement.value) in {"to", "cuda", "cpu"}
+        and dotted(receiver_of(statement.value)) == name
+        for statement in ctx.nodes
+    )
 
 
 _DATA_VALUES = ast.Dict | ast.List | ast.Tuple | ast.Set | ast.Constant | ast.JoinedStr | ast.DictComp | ast.ListComp
@@ -145,13 +161,39 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
     if not builds_optimizer or _only_stateless_sgd(ctx) or not _resumes(ctx):
         return
+    full = _full_checkpoint(ctx)
     for call in _calls_to(ctx, "torch.save"):
         entries = _saved_entries(ctx, call.args[0]) if call.args else None
         if entries is None:
             continue
         has_model = any(_mentions(ctx, k, v, "model") for k, v in entries)
-        if has_model and not any(_mentions(ctx, k, v, "optimizer") for k, v in entries):
+        if not has_model or any(_mentions(ctx, k, v, "optimizer") for k, v in entries):
+            continue
+        if not any(_PROGRESS.search(k) or _PROGRESS.search(ast.unparse(v)) for k, v in entries):
+            if full is not None:
+                continue  # CondenseNet's converted model, beside the training checkpoint that holds the optimizer
+            message = "checkpoint saves the model but not the optimizer state, nor where training was"
+            yield Hit(call, f"{message}: a copy of the weights, unless a resume reads it", level=Level.INFO)
+        else:
             yield Hit(call, "checkpoint saves the model but not the optimizer state")
+
+
+# A checkpoint that records where training was: the epoch, step or iteration to resume from.
+_PROGRESS = re.compile(r"epoch|step|iter", re.I)
+
+
+def _full_checkpoint(ctx: FileContext) -> ast.Dict | None:
+    """A dict literal of the file that holds both the model's and the optimizer's state (the
+    training checkpoint handed to ``save_checkpoint(...)``): beside it, a dict of the weights
+    alone is a copy for evaluation or deployment (CondenseNet's ``converted_`` model)."""
+    for node in ctx.nodes:
+        if isinstance(node, ast.Dict):
+            entries = [(_label(k), v) for k, v in zip(node.keys, node.values, strict=True)]
+            if any(_mentions(ctx, k, v, "model") for k, v in entries) and any(
+                _mentions(ctx, k, v, "optimizer") for k, v in entries
+            ):
+                return node
+    return None
 
 
 _RESUME_HELPERS = re.compile(r"load_checkpoint|resume|restore|from_checkpoint")

@@ -26,7 +26,20 @@ def _optimizer_steps(ctx: FileContext, loop: ast.AST) -> list[tuple[int, int]]:
         inner = ctx.reached_calls(target, 1) if target is not None else []
         if ctx.is_optimizer_step(call) or any(ctx.is_optimizer_step(c) for c in inner):
             found.append(position(call))
+        elif target is None and _trains_elsewhere(ctx, call):
+            found.append(position(call))
     return found
+
+
+def _trains_elsewhere(ctx: FileContext, call: ast.Call) -> bool:
+    """``train(config, train_loader, model, criterion, optimizer, epoch, ...)``: a function of
+    another file handed the optimizer and the training data (or named for training) steps the
+    optimizer (human-pose-estimation's train.py, whose epoch loop steps its MultiStepLR first)."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    if not any(ctx.kind(v) == "optimizer" for v in values):
+        return False
+    name = (dotted(call.func) or "").rsplit(".", 1)[-1]
+    return name.startswith("train") or any(ctx.kind(v) == "loader" for v in values)
 
 
 @rule("TW112", Level.WARNING, hint="call scheduler.step() after optimizer.step()")
@@ -43,8 +56,10 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
     A step given its epoch (``scheduler.step(epoch)``, the pre-1.1 idiom) sets the LR from the
     epoch itself, so its place does not matter and it is not reported. A scheduler stepped
     every batch, in the loop that steps the optimizer, loses one step of thousands: info.
-    Cannot see: steps made in helpers of other files, or a scheduler stepped on purpose once
-    before training to set the first LR.
+    A function of another file handed the optimizer and the training data (or named ``train``)
+    counts as stepping it.
+    Cannot see: steps made in helpers of other files that are not handed the optimizer, or a
+    scheduler stepped on purpose once before training to set the first LR.
     """
     for call in ctx.calls:
         if not ctx.is_scheduler_step(call) or _explicit_epoch(call):

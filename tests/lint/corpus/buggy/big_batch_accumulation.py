@@ -20,6 +20,7 @@ def main():
         for i, (x, y) in enumerate(train_loader):
             loss = criterion(model(x), y)
             loss.backward()  # expect: TW116
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # expect: TW146
             if (i + 1) % ACCUMULATION_STEPS == 0:
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=False)  # expect: TW123
