@@ -1,0 +1,68 @@
+"""Issue 21, round 6's public scripts: the working half is a regression floor; the held-out half
+was measured once, by benchmarks/lint_recall.py, and is checked here for its shape and that figure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from . import bench
+from .test_issue21_corpus import _SOURCE, KINDS, _repositories
+
+HERE = Path(__file__).parent
+WORKED_6, HELD_OUT_6 = HERE / "worked6", HERE / "heldout6"
+EARLIER = (
+    "worked21", "heldout21", "heldout21b", "worked3", "heldout3", "worked4", "heldout4", "worked5", "heldout5",
+    "real", "corpus",
+)
+
+
+def _named_in(folder: Path) -> set[str]:
+    """Every GitHub repository a script's header in the folder (or below it) names, lower-cased."""
+    heads = (script.read_text(encoding="utf-8")[:400] for script in folder.rglob("*.py"))
+    return {repo.lower() for head in heads for repo in re.findall(r"github\.com/([\w.-]+/[\w.-]+)", head)}
+
+
+@pytest.mark.parametrize("folder, scripts", [(WORKED_6, 24), (HELD_OUT_6, 26)], ids=["worked-6", "held-out-6"])
+def test_each_script_names_its_source_and_its_verdict_names_the_same(folder, scripts):
+    verdicts = {s.name: json.loads(s.with_suffix(".json").read_text(encoding="utf-8")) for s in folder.glob("*.py")}
+    headers = {name: _SOURCE.match((folder / name).read_text(encoding="utf-8")) for name in verdicts}
+    assert len(verdicts) == scripts and all(headers.values()), [n for n, h in headers.items() if not h]
+    assert {n: v["source"] for n, v in verdicts.items()} == {n: h["url"] for n, h in headers.items()}
+    bugs = [bug for verdict in verdicts.values() for bug in verdict["bugs"]]
+    assert all(bug["kind"] in KINDS and bug["lines"] and bug["why"] for bug in bugs)
+
+
+def test_round6_halves_share_no_repository_with_each_other_or_any_earlier_corpus():
+    held, worked = _repositories(HELD_OUT_6), _repositories(WORKED_6)
+    assert (len(held), len(worked)) == (18, 18) and held.isdisjoint(worked)
+    earlier = set().union(*(_named_in(HERE / name) for name in EARLIER))
+    assert not {r.lower() for r in held | worked} & earlier
+
+
+def test_round6_working_half_stays_at_its_floor():
+    result = bench.load("lint_recall").measure(WORKED_6)
+    assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the script's verdict file"
+    # Before the round's changes (rules of 6510981): 23 of 43 found, 37 of 39 right.
+    assert (result["bugs"], len(result["found"])) == (43, 38)
+    assert (result["warnings+errors"], len(result["right"])) == (49, 49)
+
+
+def test_round6_held_out_half_as_measured_once():
+    # Measured once at 376e3a3 (the merge of round 6's rules; python benchmarks/lint_recall.py
+    # tests/lint/heldout6), its findings off a bug's line judged afterwards in
+    # heldout6/findings.json: 9 of 23 found (8 by a finding that names its bug: TW110's info on
+    # PlaNet's pickled experience replay lands on that bug's line but speaks of map_location),
+    # 6 of 9 warnings and errors right; neither target (60%, 95%) met. The three wrong: TW104 on
+    # DrQA's two validation loops (model.predict runs under no_grad in another file), TW125 on
+    # fast-autoaugment's resume (the 'ema' it saves is a dict of tensors, never a module).
+    result = bench.load("lint_recall").measure(HELD_OUT_6)
+    assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
+    assert (result["bugs"], len(result["found"])) == (23, 9)
+    assert (result["warnings+errors"], len(result["right"])) == (9, 6)
+    wrong = sorted((w["file"].split("__")[0], w["line"], w["code"]) for w in result["wrong"])
+    assert wrong == [("facebookresearch_DrQA", 257, "TW104"), ("facebookresearch_DrQA", 298, "TW104"),
+                     ("kakaobrain_fast_autoaugment", 197, "TW125")]
