@@ -126,7 +126,10 @@ def extension_launch(match: re.Match[str], text: str) -> tuple[str | None, str] 
     line_end = text.find("\n", match.end())
     named = EXTENSION_KERNEL.search(text[match.end() : line_end if line_end >= 0 else len(text)])
     checked = EXTENSION_CHECK.search(text[line_start : match.start()])
-    if frame is not None and EXTENSION_CALL.search(f"{frame.file}\n{frame.source}"):
+    # torch's own binding (torch._C._cuda_synchronize() in torch/cuda/__init__.py) is no extension:
+    # a crash reported there is an earlier kernel's, whoever launched it
+    torch_own = frame is not None and (frame.package == "torch" or "torch._C." in frame.source)
+    if frame is not None and not torch_own and EXTENSION_CALL.search(f"{frame.file}\n{frame.source}"):
         return frame.package, f"{frame.place}: {frame.source}"
     if named:
         return (frame.package if frame else None), named.group(0)
