@@ -59,10 +59,29 @@ def test_round6_held_out_half_as_measured_once():
     # 6 of 9 warnings and errors right; neither target (60%, 95%) met. The three wrong: TW104 on
     # DrQA's two validation loops (model.predict runs under no_grad in another file), TW125 on
     # fast-autoaugment's resume (the 'ema' it saves is a dict of tensors, never a module).
+    # The rules have changed since (see the floor below), so the measurement is checked as recorded:
+    # the verdicts judged in findings.json and the row of docs/lint.md.
+    judged = json.loads((HELD_OUT_6 / "findings.json").read_text(encoding="utf-8"))
+    bugs = [b for v in HELD_OUT_6.glob("*.json") if v.name != "findings.json" for b in _verdict(v)["bugs"]]
+    assert len(bugs) == 23
+    wrong = sorted((name.split("__")[0], row["line"], row["code"]) for name, rows in judged.items() for row in rows
+                   if not row["verdict"])
+    # PlaNet's TW110 is an info on a judged bug's line that does not name it; the other three warned.
+    assert wrong == [("Kaixhin_PlaNet", 89, "TW110"), ("facebookresearch_DrQA", 257, "TW104"),
+                     ("facebookresearch_DrQA", 298, "TW104"), ("kakaobrain_fast_autoaugment", 197, "TW125")]
+    row = "| round 6: sixth held-out set, measured once (2026-12-02, 376e3a3) | 26 | 23 | 9 (39%; 8 naming their bug) |"
+    assert f"{row} 9 | 6 | 67% |" in (HERE.parents[1] / "docs" / "lint.md").read_text(encoding="utf-8")
+
+
+def _verdict(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_round6_held_out_half_stays_at_its_floor():
+    # Worked on after the measurement as a regression floor: its three wrong warnings are gone
+    # (TW104 wants the object whose method runs on the batch shown to be a module; TW125 reads an
+    # entry this file only ever saves as a state dict as no module), nothing found was lost.
     result = bench.load("lint_recall").measure(HELD_OUT_6)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     assert (result["bugs"], len(result["found"])) == (23, 9)
-    assert (result["warnings+errors"], len(result["right"])) == (9, 6)
-    wrong = sorted((w["file"].split("__")[0], w["line"], w["code"]) for w in result["wrong"])
-    assert wrong == [("facebookresearch_DrQA", 257, "TW104"), ("facebookresearch_DrQA", 298, "TW104"),
-                     ("kakaobrain_fast_autoaugment", 197, "TW125")]
+    assert (result["warnings+errors"], len(result["right"])) == (6, 6)

@@ -217,11 +217,34 @@ def _used_as_module(ctx: FileContext, load: ast.Call) -> str | None:
         if method(call) in _MODULE_METHODS and dotted(owner) in names:
             return f"{dotted(owner)}.{method(call)}()"
         if method(call) in _MODULE_METHODS and isinstance(owner, ast.Subscript) and dotted(owner.value) in names:
-            return f"{ast.unparse(owner)}.{method(call)}()"  # checkpoint["model"].state_dict(): pytorch-vdsr
+            if not _saved_here_as_weights(ctx, load, owner.slice):
+                return f"{ast.unparse(owner)}.{method(call)}()"  # checkpoint["model"].state_dict(): pytorch-vdsr
         handed = _run_by_callee(ctx, call, names)
         if handed is not None:
             return handed
     return None
+
+
+def _saved_here_as_weights(ctx: FileContext, load: ast.Call, key: ast.expr) -> bool:
+    """This file saves the loaded path itself, and every value it saves under ``key`` is a state
+    dict or None (``'ema': ema.state_dict() if ema is not None else None``): a module method
+    called on that entry is a branch for checkpoints of other shapes, not this file's
+    (fast-autoaugment's ``data['ema'].state_dict()`` behind ``isinstance(..., dict)``)."""
+    path = _path_text(ctx, _file_argument(load))
+    values = [
+        value
+        for save, saved in _saves(ctx)
+        if path is not None and saved == path and save.args and isinstance(save.args[0], ast.Dict)
+        for entry, value in zip(save.args[0].keys, save.args[0].values, strict=True)
+        if entry is not None and ast.dump(entry) == ast.dump(key)
+    ]
+    return bool(values) and all(_weights_or_none(v) for v in values)
+
+
+def _weights_or_none(value: ast.expr) -> bool:
+    if isinstance(value, ast.IfExp):
+        return _weights_or_none(value.body) and _weights_or_none(value.orelse)
+    return is_constant(value, None) or (isinstance(value, ast.Call) and method(value) == "state_dict")
 
 
 def _run_by_callee(ctx: FileContext, call: ast.Call, names: set[str | None]) -> str | None:
@@ -303,6 +326,7 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
     name into a function of this file it is handed to (``generate(decoder)``).
     Cannot see: pickled objects other than modules (numpy arrays, argparse Namespaces,
     custom classes) unless the result is used as a module, or files saved by other scripts.
+    An entry this file itself saves to that path only as a state dict or None is no module.
     Loads under ``torch.serialization.safe_globals`` / after ``add_safe_globals`` are fine.
     """
     allowlisted = any((ctx.qualname(c.func) or "").endswith("add_safe_globals") for c in ctx.calls)

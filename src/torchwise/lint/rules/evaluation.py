@@ -10,24 +10,13 @@ from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext, Loop, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
+from torchwise.lint.kinds import classify
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import used_here
-from torchwise.lint.rules.modes import mode_free, mode_hit
+from torchwise.lint.rules.modes import direct_mode, last_mode_before, mode_free, mode_hit, mode_of_call, mode_switches
 
 # val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|test|eval|holdout)|(^|_)dev(_|$)", re.I)
-
-
-def mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
-    """The mode a call leaves the model in: direct ``eval()``/``train()``, or via a local helper."""
-    direct = direct_mode(ctx, call)
-    if direct is not None:
-        return direct
-    target = ctx.callee(call)
-    if target is None:
-        return None
-    modes = [m for c in ctx.reached_calls(target, 1) if (m := direct_mode(ctx, c))]
-    return modes[-1] if modes else None
 
 
 def _helper_calls(ctx: FileContext, call: ast.Call) -> list[ast.Call]:
@@ -35,28 +24,10 @@ def _helper_calls(ctx: FileContext, call: ast.Call) -> list[ast.Call]:
     return ctx.reached_calls(target, 1) if target is not None else []
 
 
-def direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
-    return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
-
-
-def _mode_switches(ctx: FileContext, scope: ast.AST, node: ast.AST) -> list[tuple[str, ast.Call]]:
-    return [
-        (mode, call)
-        for call in ctx.calls_in(scope)
-        if position(call) < position(node) and (mode := mode_of_call(ctx, call))
-    ]
-
-
-def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | None:
-    """The mode the last ``eval()``/``train()`` before ``node`` in ``scope`` left the model in."""
-    switches = _mode_switches(ctx, scope, node)
-    return switches[-1][0] if switches else None
-
-
 def _deliberately_in_train_mode(ctx: FileContext, scope: ast.AST, loop: ast.AST) -> bool:
     """``model.train()`` right before a no-grad pass with no training in between: on purpose
     (recomputing batch-norm statistics, Monte-Carlo dropout)."""
-    switches = _mode_switches(ctx, scope, loop)
+    switches = mode_switches(ctx, scope, loop)
     if not switches or switches[-1][0] != "train":
         return False
     switched = position(switches[-1][1])
@@ -188,15 +159,31 @@ _NOT_FORWARDS = frozenset(
 
 
 def _model_method_on_batch(ctx: FileContext, call: ast.Call, loop: ast.AST) -> bool:
-    """``lm_model.log_prob(word_t)``: a method of a model run on what the loop yields."""
+    """``lm_model.log_prob(word_t)``: a method of a model run on what the loop yields.
+
+    Only of an object this file shows to be a module (switched with ``eval()``/``train()``,
+    built from a module class, trained by an optimizer built here): a name alone does not say
+    the method runs layers with autograd on. DrQA's ``model.predict(ex)`` is a method of a
+    wrapper class of another file (``DocReader``) that runs its network under no_grad itself."""
     model = receiver_of(call)
     if model is None or method(call) in _NOT_FORWARDS:
         return False
-    if not (ctx.kind(model) == "model" or dotted(model) in _switched_models(ctx)):
+    named = method(call) == "forward" and ctx.kind(model) == "model"  # the forward itself, visible here
+    if not (named or _shown_to_be_a_module(ctx, model)):
         return False
     targets = getattr(loop, "target", None) or getattr(getattr(loop, "generators", [None])[0], "target", None)
     yielded = {n.id for n in ast.walk(targets) if isinstance(n, ast.Name)} if targets is not None else set()
     return any(isinstance(n, ast.Name) and n.id in yielded for a in call.args for n in ast.walk(a))
+
+
+def _shown_to_be_a_module(ctx: FileContext, node: ast.expr) -> bool:
+    """Evidence beyond the name that ``node`` is an nn.Module: ``node.eval()``/``node.train()``
+    in this file, a constructor that builds one, or its parameters in an optimizer built here."""
+    name = dotted(node)
+    if name in _switched_models(ctx) or name in ctx.trained:
+        return True
+    built_from = ctx.constructor(node)
+    return bool(built_from) and classify(built_from=built_from, name="", module_classes=ctx.module_classes) == "model"
 
 
 def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -334,8 +321,9 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
     ``@torch.no_grad()`` decorator on the evaluation function.
     Cannot see: a no_grad set by a caller in another file (a loop in a function nothing in this
-    file calls or hands on is reported as info), or a loop it does not recognise as evaluation
-    (no data-like name, no eval()).
+    file calls or hands on is reported as info), a loop it does not recognise as evaluation
+    (no data-like name, no eval()), or a forward inside a method (``model.predict(x)``) of an
+    object this file does not show to be a module (not reported: its class may run under no_grad).
     """
     for loop, site in shared_loops_with_grad(ctx):
         yield Hit(loop, f"run with train=False on line {site.lineno}, this loop builds autograd graphs it never uses")

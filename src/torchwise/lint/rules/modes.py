@@ -1,5 +1,6 @@
 """Which models behave the same in train and eval mode: built from layers without dropout or
-batch statistics (TW103 and TW124 need not ask for ``model.eval()`` there)."""
+batch statistics (TW103 and TW124 need not ask for ``model.eval()`` there), and the mode a call
+leaves the model in."""
 
 from __future__ import annotations
 
@@ -9,11 +10,41 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from torchwise.lint.ast_names import dotted
-from torchwise.lint.context import FileContext
+from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 
 # Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).
 _MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|dropout|batch_norm")
+
+
+def mode_of_call(ctx: FileContext, call: ast.Call) -> str | None:
+    """The mode a call leaves the model in: direct ``eval()``/``train()``, or via a local helper."""
+    direct = direct_mode(ctx, call)
+    if direct is not None:
+        return direct
+    target = ctx.callee(call)
+    if target is None:
+        return None
+    modes = [m for c in ctx.reached_calls(target, 1) if (m := direct_mode(ctx, c))]
+    return modes[-1] if modes else None
+
+
+def direct_mode(ctx: FileContext, call: ast.Call) -> str | None:
+    return next((m for m in ("eval", "train") if ctx.is_model_mode(call, m)), None)
+
+
+def mode_switches(ctx: FileContext, scope: ast.AST, node: ast.AST) -> list[tuple[str, ast.Call]]:
+    return [
+        (mode, call)
+        for call in ctx.calls_in(scope)
+        if position(call) < position(node) and (mode := mode_of_call(ctx, call))
+    ]
+
+
+def last_mode_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> str | None:
+    """The mode the last ``eval()``/``train()`` before ``node`` in ``scope`` left the model in."""
+    switches = mode_switches(ctx, scope, node)
+    return switches[-1][0] if switches else None
 
 
 def mode_free(ctx: FileContext, model: ast.expr) -> bool:

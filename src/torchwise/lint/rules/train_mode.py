@@ -10,7 +10,8 @@ from torchwise.lint.context import FileContext, Loop
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.evaluation import direct_mode, mode_of_call, optimized_models
+from torchwise.lint.rules.evaluation import optimized_models
+from torchwise.lint.rules.modes import direct_mode, mode_of_call
 
 
 @rule("TW105", Level.WARNING, hint="call model.train() at the start of each epoch's training")
