@@ -13,6 +13,7 @@ from tests.explain.pinned import answer_text, working_texts
 from torchwise.explain.lookup import explain
 
 HELDOUT6 = working_texts("heldout6")
+HELDOUT7 = working_texts("heldout7")
 
 # (text, table entry, phrases the answer holds)
 CASES: list[tuple[str, str, list[str]]] = [
@@ -73,6 +74,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     # github.com/LearnedVector/A-Hackers-AI-Voice-Assistant/issues/54
     (HELDOUT6[53], "lightning-plateau-no-monitor", ['"monitor": "val_loss"']),
+    # github.com/tsujuifu/pytorch_violet/issues/17 (round 7's held-out #10, added after its
+    # measurement): torch 2's launch passes --local-rank, the script's parser declares --local_rank
+    (HELDOUT7[10], "launcher-local-rank", ["declares --local_rank", "torchrun", "'--local-rank', '--local_rank'"]),
 ]
 
 

@@ -34,10 +34,12 @@ under torch.compile); last, the errors
 Python raises in the user's own code, read from the traceback's frame in their file:
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
 missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
-(a failed assert, a NumPy array's .size called). Where no entry matches, ``FALLBACK`` tries generic readings
-(round 6): a message that states its own remedy (``remedy``), a version or install mismatch read
-from the installed packages' files (``version_lookup``), and Python's type grammar at the user's
-line (``value_errors``, ``python_values``). How a paste is read (which line is the error) is
+(a failed assert, a NumPy array's .size called); after round 7's measurement ``launcher_errors``
+(a launcher's ``--local-rank`` that the script's argparse refuses). Where no entry matches,
+``FALLBACK`` tries generic readings (round 6): a message that states its own remedy
+(``remedy``), a version or install mismatch read from the installed packages' files
+(``version_lookup``), and Python's type grammar at the user's line (``value_errors``,
+``python_values``). How a paste is read (which line is the error) is
 ``paste``. No torch import.
 
 >>> e = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x784 and 128x10)")
@@ -81,6 +83,7 @@ from torchwise.explain.families import (
     install_errors,
     kernel_crash_errors,
     kernel_errors,
+    launcher_errors,
     layer_errors,
     library_errors,
     lightning_errors,
@@ -198,6 +201,8 @@ KNOWN: list[KnownError] = [
     # a crashed kernel, answered where the paste says whose kernel it was
     *kernel_crash_errors.KNOWN,
     *option_errors.KNOWN,
+    # after round 7's measurement: a launcher's --local-rank that the script's argparse refuses
+    *launcher_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

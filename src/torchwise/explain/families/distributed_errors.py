@@ -123,10 +123,13 @@ EXIT_CODES = {
 
 
 def _rank_error(text: str) -> str | None:
-    """The exception line a rank printed above torchrun's summary (behind its "[rank0]:")."""
+    """The error line a rank printed above torchrun's summary (behind its "[rank0]:"): an exception
+    line, or argparse's "prog: error: ..." under its "usage: prog ..." line (exit code 2)."""
     summary = text.find("failed (exitcode") if "failed (exitcode" in text else text.find("ChildFailedError")
     before = [PREFIX.sub("", line).strip() for line in text[: max(summary, 0)].splitlines()]
-    return next((line for line in reversed(before) if re.match(r"[\w.]*(?:Error|Exception)\b.*:", line)), None)
+    usage = any(line.startswith("usage: ") for line in before)
+    pattern = r"[\w.]*(?:Error|Exception)\b.*:" + (r"|[^:\n]+: error: \S" if usage else "")
+    return next((line for line in reversed(before) if re.match(pattern, line)), None)
 
 
 def _no_rank_error(match: re.Match[str], text: str) -> bool:

@@ -1,5 +1,6 @@
 """Known errors of indexing in the user's own code: an index past the end of a dimension (a
-batch smaller than the index, an off-by-one), more indices than a value has dimensions (a tensor
+batch smaller than the index, an off-by-one, a column the line reads by a constant past the
+data's columns), more indices than a value has dimensions (a tensor
 indexed by name as if it were a dict), a list shorter than the index (an empty list of files).
 
 As in ``user_code_errors``, the user's frame decides: the index written on the line, the name
@@ -29,6 +30,21 @@ def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
             "Index within the batch's real size (x[0], or loop over range(x.size(0))), or drop"
             " the short last batch with DataLoader(..., drop_last=True)."
         )
+    elif axis == "axis" and dimension > 0 and frame is not None and _constant_at(frame.source, dimension, index):
+        # a NumPy column read by a constant is no loop bound: the data has fewer columns than the
+        # code reads (a list or CSV file in another layout than the one the code was written for)
+        columns = "one column" if size == 1 else f"{size} columns"
+        cause = (
+            f"The line reads column {index} by a constant, and the data has {columns} along"
+            f" {axis} {dimension} where the code expects at least {index + 1}: what the array was"
+            " read from (a list, CSV or annotation file, a split of each line) is in another layout"
+            " than the code was written for, such as a file list with one field per line where"
+            " the code reads two."
+        )
+        fix = (
+            f"Print x.shape and a few rows before {place}; write the file in the layout the"
+            " project documents (its example lists), or read your layout with a Dataset of your own."
+        )
     elif index == size:
         cause = (
             f"An off-by-one: valid indices run from 0 to {size - 1}, and {index} is one past the"
@@ -54,6 +70,16 @@ def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
         cause=cause,
         fix=fix,
     )
+
+
+def _constant_at(source: str, dimension: int, index: int) -> bool:
+    """A subscript on the line whose position ``dimension`` is the number ``index`` itself
+    (``self.files[idx, 1]`` for axis 1, index 1)."""
+    for inside in re.findall(r"\w\[([^\[\]]*)\]", source):
+        parts = [part.strip() for part in inside.split(",")]
+        if len(parts) > dimension and parts[dimension] == str(index):
+            return True
+    return False
 
 
 def _too_many_indices(match: re.Match[str], text: str) -> Explanation:

@@ -3,14 +3,17 @@
 The numbers in the message decide between causes: a target with exactly k times the output's
 rows is one-hot (k classes) flattened; an output with k times the target's rows was folded or
 concatenated along the batch; a target that is [N, 1] or carries colour channels is named by
-its shape.
+its shape. One target value per sample against C outputs is answered only where the paste tells
+why: a regression loss's own wording (the output is C wide where it should give one value), or
+C = 2 (a binary label, which either fix serves); under BCE with C > 2, class indices meant for
+CrossEntropyLoss and a model built C wide for one score per item look alike, so it is not answered.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape
+from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 
 
@@ -197,10 +200,48 @@ def _target_out_of_bounds(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _target_size(match: re.Match[str], text: str) -> Explanation:
+# What follows "Using a target size (...) that is different to the input size (...)" in the
+# regression losses (mse_loss, l1_loss, smooth_l1_loss, huber_loss): BCELoss says "is deprecated"
+REGRESSION_WARNING = re.compile(r"\s*\.?\s*This will likely lead to incorrect results due to broadcasting")
+
+
+def _target_size(match: re.Match[str], text: str) -> Explanation | None:
     # two wordings (BCEWithLogits; BCELoss/MSELoss): take the pair of groups that matched
     target, output = (dims(group) for group in match.groups() if group is not None)
-    if output == target + [1] or target == output + [1]:
+    width = output[1] if len(output) == 2 and len(target) == 1 and output[0] == target[0] else 0
+    regression = REGRESSION_WARNING.match(text, match.end()) is not None
+    if width > 1 and regression:
+        # a regression loss wants one value per target value: the output's width is the model's
+        cause = (
+            f"The model gives {width} values per sample ({shape(output)}) where the target has one"
+            f" ({shape(target)}): this loss (MSE/L1) compares one predicted value with each target"
+            f" value, so the model's last layer is {width} wide where it should give 1 (an output"
+            " size left from another task or loss, or a config's output dimension)."
+        )
+        fix = (
+            "Build the model's last layer with 1 output (nn.Linear(..., 1), the output-size option"
+            " of its config) and compare loss(out.squeeze(1), y); if the target should have"
+            f" {width} values per sample (one-hot labels: F.one_hot(y, {width}).float()), give it"
+            " that shape."
+        )
+    elif width > 2:
+        # [N, C] against [N] under BCE: class indices for CrossEntropyLoss, or one score or label
+        # per item from a model built C wide (a ranking or binary loss): the message alone cannot
+        # tell which of the two is off
+        return None
+    elif width == 2:
+        # two logits against one 0/1 label per sample: a binary task, which either fix serves
+        cause = (
+            f"The output {shape(output)} and the target {shape(target)} differ by the output's two"
+            " values per sample: one label per sample (0 or 1) against a two-logit head, and"
+            " BCE-style losses compare element by element."
+        )
+        fix = (
+            "Either keep the two logits and use CrossEntropyLoss, not BCELoss, with the labels as"
+            " class indices (long), or give the model one output (nn.Linear(..., 1)) and compare"
+            " loss(out.squeeze(1), y.float())."
+        )
+    elif output == target + [1] or target == output + [1]:
         cause = (
             f"The output is {shape(output)} and the target {shape(target)}: one has the extra"
             " size-1 column of a single-logit head ([N, 1]) that the other lacks."
@@ -283,7 +324,7 @@ KNOWN: list[KnownError] = [
         _segmentation_target,
     ),
     known("target-out-of-bounds", r"Target (-?\d+) is out of bounds", _target_out_of_bounds),
-    known(
+    told_apart(
         "target-size",
         r"Target size \(torch\.Size\((\[[\d, ]*\])\)\) must be the same as input size"
         r" \(torch\.Size\((\[[\d, ]*\])\)\)"

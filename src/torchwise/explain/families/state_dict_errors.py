@@ -88,6 +88,15 @@ def _whole_checkpoint(unexpected: list[str]) -> str | None:
     return weights[0] if weights and training else None
 
 
+# A task head that a pretrained encoder does not have (missing keys all of it: the fine-tuned model)
+HEAD = re.compile(r"(?:head|heads|fc|fc_norm|classifier|cls_head|pre_logits|last_linear)\.")
+
+
+def _decoder(unexpected: list[str]) -> list[str]:
+    """The checkpoint's extra keys that are a decoder's (MAE's decoder_blocks, a model's decoder.)."""
+    return [key for key in unexpected if re.match(r"(?:\w+\.)?decoder", key)]
+
+
 def _optimizer_state(unexpected: list[str]) -> bool:
     """The dict passed is an optimizer's state_dict: its two top-level keys."""
     return {"state", "param_groups"} <= set(unexpected)
@@ -267,6 +276,18 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
         fixes.append(
             "build the model with the options used at save time, or load the part the"
             " checkpoint holds into that sub-module (model.backbone.load_state_dict(state))"
+        )
+    elif not causes and missing and _decoder(unexpected) and all(HEAD.match(key) for key in missing):
+        causes.append(
+            f"the file holds a model with a decoder ({_shown(_decoder(unexpected), 3)}) and no task"
+            f" head, and this{model} is the fine-tuned model whose head ({_shown(missing, 3)}) the"
+            " file lacks: a pretraining checkpoint (a masked autoencoder's encoder and decoder,"
+            " say) was given where a fine-tuned one is expected (to evaluate or to resume)"
+        )
+        fixes.append(
+            "give the fine-tuned checkpoint (the one whose keys include the head) to evaluate or"
+            " resume; to start fine-tuning from the pretrained one, load only its encoder (the"
+            " project's fine-tune or pretrained-weights option, not resume), leaving the head new"
         )
     elif not causes:
         causes.append(
