@@ -19,7 +19,11 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
     if measures is None or guess is None or kind not in ("cross_entropy", "bce"):
         return None
     entropy = guess[1]
-    if entropy <= 0 or measures["end"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
+    if entropy <= 0:
+        return None
+    _, val = record.series("val", "loss")
+    memorised = memorised_rows(measures, [v for v in val if math.isfinite(v)], entropy) if kind != "bce" else False
+    if measures["end"] < (1 - T.PRIOR_LOSS_BAND) * entropy and not memorised:
         return None  # clearly below the guess's loss: the output depends on the input
     if kind == "bce":
         return labels_at_chance(record, measures, guess)
@@ -33,11 +37,10 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
     beaten = majority + T.PRIOR_ACCURACY_MARGIN * (1 - majority) / (classes - 1)
     if accuracy and max(accuracy) >= beaten:
         return None  # it did better than a guess at some point: the model uses its input
-    _, val = record.series("val", "loss")
     if val and min(val) < (1 - T.PRIOR_LOSS_BAND) * entropy:
         return None  # on data it never trained on it beat the prior clearly: it uses its input (rare classes
         # barely move accuracy, so the validation loss says it where accuracy cannot)
-    if not accuracy and measures["best"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
+    if not accuracy and not memorised and measures["best"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
         return None
     weighted = class_weights(record) is not None
     balanced = max(shares) - min(shares) < 1e-9 and not weighted and max(prior) - min(prior) < 1e-9
@@ -46,9 +49,12 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
                 "predicting that prior")
     shown = (f", and validation accuracy {accuracy[-1]:.1%} (always the largest class: {majority:.1%})"
              if accuracy else "")
+    if memorised:
+        shown += f"; validation loss never below it (best {min(val):.4g})"
     evidence = {"num_classes": classes, "prior_entropy": round(entropy, 4), "majority_share": round(majority, 4),
                 "final_train_loss": round(measures["end"], 4), "first_train_loss": round(measures["first"], 4),
-                "final_val_accuracy": round(accuracy[-1], 4) if accuracy else None, "class_weighted": weighted}
+                "final_val_accuracy": round(accuracy[-1], 4) if accuracy else None, "class_weighted": weighted,
+                "best_val_loss": min(val) if val else None, "memorised": memorised}
     if measures["first"] > T.EARLY_BLOWUP * entropy:  # (dead units alone would not say it: zero inputs give none)
         why, fix = blown_up(record, measures, entropy)
     else:
@@ -57,7 +63,9 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
                "normalisation), labels shuffled apart from their inputs, a model that ignores its input, or a "
                "layer too narrow to carry it"
                + ("; with classes this uneven, also a loss that lets the majority win (try "
-                  "task.class_weights)" if not balanced and not weighted else ""))
+                  "task.class_weights)" if not balanced and not weighted else "")
+               + ("; the training loss went below the guess's only by memorising training rows: on "
+                  "validation rows the model never did better than the prior" if memorised else ""))
         fix = ("look at a few samples and their labels; check that one batch can be overfitted "
                "(train.max_steps=200 on 32 samples); `torchwise summary` for a layer that squeezes the "
                "input; `torchwise tune lr` for the learning rate")
@@ -65,6 +73,13 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
         "chance_level", "error",
         f"the model predicts no better than a guess: training loss {measures['end']:.4g} against {baseline}{shown}",
         why=why, fix=fix, evidence=evidence)
+
+
+def memorised_rows(measures: dict[str, Any], val: list[float], guess: float) -> bool:
+    """A training loss below the guess's (but not below half of it) while validation never went below
+    the guess at all: the model fitted its training rows, not the task (labels joined to the wrong
+    rows let a wide model learn them by heart; the training loss then says nothing about the input)."""
+    return bool(val) and measures["end"] >= T.SLOW_DROP * guess and min(val) >= guess
 
 
 def _counts(record: RunRecord, classes: int) -> list[int] | None:

@@ -31,7 +31,8 @@ CODES: dict[str, tuple[str, str]] = {
                              "while the training loss by then was 10%+ below it, or while every validation accuracy "
                              "was under half the majority class's share: validation from another distribution"),
     "warmup_too_long": ("warn", "the LR the run logged rose all run long and never reached a tenth of optim.lr"),
-    "data_shift": ("warn", "the training loss jumped 10x or more between two log lines after it had halved, "
+    "data_shift": ("warn", "the training loss jumped 10x or more between two log lines after it had halved "
+                           "(or gone 10% below a guess's), "
                            "stayed up (the median from the jump on 2x or more what it was before) while the "
                            "logged LR was lower than earlier: what the model was fed changed"),
     "lr_too_high": ("warn", "the loss blew up to over 3x its first logged value, or its first logged value is "

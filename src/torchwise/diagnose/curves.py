@@ -81,9 +81,13 @@ def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
     steps, losses = record.series("train", "loss")
     lr_steps, lrs = logged_lrs(record)
     lr_at = dict(zip(lr_steps, lrs, strict=True))
+    guess = guess_loss(record)
     for i in range(3, len(losses)):
         before = statistics.median(losses[i - 3:i])
-        settled = min(losses[:i]) <= T.SHIFT_SETTLED * m["start"]
+        # the optimiser was working at these steps: the loss had halved, or gone clearly below a guess's
+        # (a binary task starts at ln 2 and a good model ends near half of it)
+        settled = min(losses[:i]) <= T.SHIFT_SETTLED * m["start"] or (
+            guess is not None and min(losses[:i]) < (1 - T.PRIOR_LOSS_BAND) * guess[1])
         if not (math.isfinite(losses[i]) and before > 0 and losses[i] >= T.SHIFT_JUMP * before and settled):
             continue
         after = [v for v in losses[i:] if math.isfinite(v)]

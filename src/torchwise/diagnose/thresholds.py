@@ -145,7 +145,9 @@ SHIFT_JUMP = 10.0
 """data_shift: a training-loss line 10x or more the median of the three before it ..."""
 
 SHIFT_SETTLED = 0.5
-"""... after the loss had fallen to half its start (the optimiser was working at that LR) ..."""
+"""... after the loss had fallen to half its start, or 10% below a guess's (`PRIOR_LOSS_BAND`): the
+optimiser was working at that LR (a siamese same/different model starts at ln 2 = 0.69 and had
+reached 0.40 when its second shard came in raw pixels) ..."""
 
 SHIFT_STAYS = 2.0
 """... and stayed up: the median of the lines from the jump on at least twice what it was before

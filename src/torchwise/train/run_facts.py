@@ -12,7 +12,7 @@ dataset it cannot read as tensors)::
      "batchnorm_layers": ["1", "4"], "batch_size": 2, "last_batch_size": 1,
      "input_module": "0",
      "inputs": {"columns": 7, "rms_max": 5.4e4, "rms_max_column": 6, "rms_median": 1.0},
-     "recurrent_layers": ["rnn"], "narrowest_layer": {"name": "2", "width": 1}}
+     "recurrent_layers": ["rnn"], "embedding_layers": [], "narrowest_layer": {"name": "2", "width": 1}}
 
 ``batch_size`` is what one forward pass of a BatchNorm layer sees (``train.batch_size``, the
 micro-batch: ``accumulate`` does not enlarge it), ``last_batch_size`` the smaller last batch of an
@@ -27,8 +27,10 @@ image) over the training set when its inputs are one float tensor: the scale the
 meets (standardised features measure about 1, raw dollars or 0..255 pixels hundreds or more).
 ``recurrent_layers``: RNN/LSTM/GRU modules (gradients through time multiply). ``narrowest_layer``:
 the Linear layer with the fewest outputs (or convolution with the fewest channels) that is not the
-model's last one, or the recurrent layer with the smallest hidden size, or the embedding with the
-fewest dimensions: the width every sample squeezes through in a plain stack.
+model's last one, or the recurrent layer with the smallest hidden size: the width every sample
+squeezes through in a plain stack (not an embedding: a table of one number per id is a bias as
+often as a bottleneck). ``embedding_layers``: lookup tables, whose rows get a gradient only for
+the ids in the batch (no row of theirs is "dead").
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader,
     facts["input_module"] = next((name for name, m in model.named_modules()
                                   if name and any(True for _ in m.parameters(recurse=False))), None)
     facts["recurrent_layers"] = [name for name, m in model.named_modules() if isinstance(m, RECURRENT)]
+    facts["embedding_layers"] = [name for name, m in model.named_modules()
+                                 if isinstance(m, (nn.Embedding, nn.EmbeddingBag))]
     narrowest = narrowest_layer(model)
     if narrowest is not None:
         facts["narrowest_layer"] = narrowest
@@ -130,7 +134,6 @@ def narrowest_layer(model: nn.Module) -> dict[str, Any] | None:
     stack = [(name, m.out_features if isinstance(m, nn.Linear) else m.out_channels)
              for name, m in model.named_modules() if isinstance(m, (nn.Linear, *CONVOLUTIONS))][:-1]
     widths = stack + [(name, m.hidden_size) for name, m in model.named_modules() if isinstance(m, RECURRENT)]
-    widths += [(name, m.embedding_dim) for name, m in model.named_modules() if isinstance(m, nn.Embedding)]
     if not widths:
         return None
     name, width = min(widths, key=lambda w: w[1])
