@@ -139,3 +139,13 @@ def test_a_raw_target_spanning_orders_of_magnitude_is_the_target_not_a_data_shif
     target = finding(diagnosis, "unscaled_target")
     assert target["fix"].startswith("train on log(y)")
     assert target["evidence"]["target_max"] > 1000 * target["evidence"]["target_min"] > 0
+
+
+def test_a_raw_target_under_a_loss_without_a_baseline_is_judged_by_the_validation_mae(tmp_path):
+    result, diagnosis = train(tmp_path, "huber", mlp(6, 64, 1), heavy_tailed(1024, 1), heavy_tailed(256, 2),
+                              loss=nn.HuberLoss(), task={"type": "regression"}, optim={"lr": 3e-3})
+    assert json.loads((result.run_dir / "facts.json").read_text())["loss"]["kind"] is None
+    target = finding(diagnosis, "unscaled_target")  # no R^2 for a Huber loss: the MAE of the median instead
+    assert target["evidence"]["explained_val_mae"] < 0.9
+    assert target["evidence"]["median_mae"] == pytest.approx(
+        json.loads((result.run_dir / "facts.json").read_text())["target"]["abs_deviation"], rel=1e-3)

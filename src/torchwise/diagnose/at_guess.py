@@ -131,6 +131,8 @@ def regression_baselines(record: RunRecord, measures: dict[str, Any] | None) -> 
     """`unscaled_target` before `predicts_mean`: a raw-unit target explains a loss at its variance."""
     target = record.json_file("facts.json").get("target")
     guess = guess_loss(record) if loss_kind(record) in ("mse", "l1") else None
+    if guess is None and measures is not None and isinstance(target, dict):
+        return unscaled_by_mae(record, target, measures)
     if guess is None or measures is None or not isinstance(target, dict):
         return None
     mean, variance, end = float(target["mean"]), float(target["variance"]), measures["end"]
@@ -157,6 +159,25 @@ def regression_baselines(record: RunRecord, measures: dict[str, Any] | None) -> 
             "look at a few samples and their targets; check that one batch can be overfitted "
             "(train.max_steps=200 on 32 samples); then a larger model (`torchwise summary` for its size)",
         evidence=evidence)
+
+
+def unscaled_by_mae(record: RunRecord, target: dict[str, Any], measures: dict[str, Any]) -> RunFinding | None:
+    """A loss whose baseline is not known (a Huber loss of yours): the raw-unit target is still a fact of
+    the data, and the validation MAE every regression logs says whether the run fitted it, against the
+    MAE of always predicting the median (the target's ``abs_deviation``)."""
+    mean, variance, spread = target.get("mean"), target.get("variance"), target.get("abs_deviation")
+    _, mae = record.series("val", "mae")
+    if not all(isinstance(v, (int, float)) for v in (mean, variance, spread)) or not mae or spread <= 0:
+        return None
+    explained = 1 - min(mae) / spread
+    if mean**2 + variance < T.TARGET_SCALE or explained >= T.TARGET_FITTED:
+        return None
+    evidence = {"target_mean": float(f"{mean:.4g}"), "target_variance": float(f"{variance:.4g}"),
+                "target_std": float(f"{math.sqrt(variance):.4g}"), "best_val_mae": float(f"{min(mae):.4g}"),
+                "median_mae": float(f"{spread:.4g}"), "explained_val_mae": round(explained, 4),
+                "final_train_loss": float(f"{measures['end']:.4g}"), "val_loss": measures["val_end"]}
+    score = f"best validation MAE {min(mae):.4g} against {spread:.4g} for always predicting the median"
+    return unscaled_target(target, evidence, end=measures["end"], score=score)
 
 
 def unscaled_target(target: dict[str, Any], evidence: dict[str, Any], *, end: float, score: str) -> RunFinding:

@@ -22,7 +22,8 @@ CODES: dict[str, tuple[str, str]] = {
                                "predicting a constant (under MSE each output's variance: R^2 under 0.1; under L1 "
                                "the deviation from the median)"),
     "unscaled_target": ("warn", "a regression target whose mean square is 1e4 or more (values in the hundreds "
-                                "or more) that the run did not fit (R^2 under 0.9), whatever the curve did (it "
+                                "or more) that the run did not fit (R^2 under 0.9; under a loss without a baseline, a "
+                                "validation MAE above a tenth of the median's), whatever the curve did (it "
                                 "replaces data_shift: a batch of its largest values spikes the loss)"),
     "unscaled_inputs": ("warn", "an input feature whose mean square over the training set is 1e4 or more "
                                 "(raw units: dollars, 0..255 pixels) and a training loss that did not fall "
