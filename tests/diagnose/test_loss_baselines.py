@@ -149,3 +149,19 @@ def test_a_raw_target_under_a_loss_without_a_baseline_is_judged_by_the_validatio
     assert target["evidence"]["explained_val_mae"] < 0.9
     assert target["evidence"]["median_mae"] == pytest.approx(
         json.loads((result.run_dir / "facts.json").read_text())["target"]["abs_deviation"], rel=1e-3)
+
+
+def weak_signal(n: int, seed: int) -> TensorDataset:
+    """8% positives, each of 12 features shifted by 0.4 for them: a little to learn, not much."""
+    g = gen(seed)
+    y = (torch.rand(n, generator=g) < 0.08).long()
+    return TensorDataset(torch.randn(n, 12, generator=g) + 0.4 * y[:, None], y)
+
+
+def test_a_weak_signal_is_not_memorised_rows_when_validation_has_more_of_the_rare_class(tmp_path):
+    result, diagnosis = train(tmp_path, "weak", mlp(12, 32, 2), weak_signal(2048, 1), weak_signal(512, 2),
+                              optim={"lr": 3e-3}, train={"epochs": 6})
+    facts = json.loads((result.run_dir / "facts.json").read_text())
+    train_share, val_share = (facts[k][1] / sum(facts[k]) for k in ("class_counts", "val_class_counts"))
+    assert val_share > train_share  # the prior alone scores worse on these validation labels
+    assert "chance_level" not in codes(diagnosis, "error")  # it beat that, if not the training entropy

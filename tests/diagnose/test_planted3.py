@@ -15,8 +15,9 @@ def warned(diagnosis: dict) -> list[str]:
 
 
 def test_labels_joined_to_other_rows_are_chance_even_when_the_training_loss_memorised_them(tmp_path):
-    _, diagnosis = planted(tmp_path, "fraud_labels_misjoined", "dev3")
+    run_dir, diagnosis = planted(tmp_path, "fraud_labels_misjoined", "dev3")
     assert warned(diagnosis) == ["chance_level"]  # it read healthy before round 3
+    assert sum(json.loads((run_dir / "facts.json").read_text())["val_class_counts"]) == 512
     evidence = diagnosis["findings"][0]["evidence"]
     assert evidence["memorised"] is True and evidence["majority_share"] > 0.95
     assert evidence["final_train_loss"] < 0.9 * evidence["prior_entropy"] <= evidence["best_val_loss"]

@@ -8,7 +8,14 @@ import math
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.baselines import class_weights, guess_distribution, guess_loss, loss_kind, num_classes
+from torchwise.diagnose.baselines import (
+    class_weights,
+    guess_distribution,
+    guess_loss,
+    loss_kind,
+    num_classes,
+    prior_entropy,
+)
 from torchwise.diagnose.learning_rate import lr_advice
 from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
@@ -22,7 +29,7 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
     if entropy <= 0:
         return None
     _, val = record.series("val", "loss")
-    memorised = memorised_rows(measures, [v for v in val if math.isfinite(v)], entropy) if kind != "bce" else False
+    memorised = kind != "bce" and memorised_rows(record, measures, [v for v in val if math.isfinite(v)])
     if measures["end"] < (1 - T.PRIOR_LOSS_BAND) * entropy and not memorised:
         return None  # clearly below the guess's loss: the output depends on the input
     if kind == "bce":
@@ -75,11 +82,26 @@ def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFindi
         why=why, fix=fix, evidence=evidence)
 
 
-def memorised_rows(measures: dict[str, Any], val: list[float], guess: float) -> bool:
-    """A training loss below the guess's (but not below half of it) while validation never went below
-    the guess at all: the model fitted its training rows, not the task (labels joined to the wrong
-    rows let a wide model learn them by heart; the training loss then says nothing about the input)."""
-    return bool(val) and measures["end"] >= T.SLOW_DROP * guess and min(val) >= guess
+def memorised_rows(record: RunRecord, measures: dict[str, Any], val: list[float]) -> bool:
+    """A training loss below the guess's (but not below half of it) while the validation loss never went
+    below what the training prior scores on the validation labels: the model fitted its training rows,
+    not the task (labels joined to the wrong rows let a wide model learn them by heart). The validation
+    labels' own counts say what a guess scores there: a split with more of the rare class scores worse
+    with the prior alone, and a model that learned a little still beats that."""
+    classes = num_classes(record)
+    prior = guess_distribution(record, classes) if classes is not None else None
+    held_out = record.json_file("facts.json").get("val_class_counts")
+    if not val or prior is None or not isinstance(held_out, list) or not held_out or sum(held_out) <= 0:
+        return False
+    held_out = held_out + [0] * (classes - len(held_out))
+    if len(held_out) != classes or any(c and p <= 0 for c, p in zip(held_out, prior, strict=True)):
+        return False
+    weights = class_weights(record) or [1.0] * classes  # a weighted cross-entropy is a weighted mean
+    if len(weights) != classes:
+        return False
+    mass = [c * w for c, w in zip(held_out, weights, strict=True)]
+    guess_on_val = -sum(m * math.log(p) for m, p in zip(mass, prior, strict=True) if m) / sum(mass)
+    return measures["end"] >= T.SLOW_DROP * prior_entropy(prior) and min(val) >= guess_on_val
 
 
 def _counts(record: RunRecord, classes: int) -> list[int] | None:

@@ -17,7 +17,9 @@ CODES: dict[str, tuple[str, str]] = {
                               "predicting its training labels' prior (their entropy, ln C when balanced; the "
                               "weighted prior's under class weights; each label's binary entropy under BCE) and "
                               "whose validation never clearly beat that guess (a loss 10% below it, or an accuracy "
-                              "half a class step above the majority class's share)"),
+                              "half a class step above the majority class's share); also a training loss below the "
+                              "guess's but not below half of it while validation loss never beat what the training "
+                              "prior scores on the validation labels (training rows memorised)"),
     "predicts_mean": ("error", "a regressor whose training loss ends at 90% or more of the loss of always "
                                "predicting a constant (under MSE each output's variance: R^2 under 0.1; under L1 "
                                "the deviation from the median)"),

@@ -319,7 +319,7 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
-    facts = run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader,
+    facts = run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader, val=data.val,
                       ignore_index=cfg.task.ignore_index)
     run.write_json("facts.json", facts)
     check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)

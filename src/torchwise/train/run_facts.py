@@ -5,6 +5,7 @@ dataset it cannot read as tensors)::
 
     {"task": "classification", "train_samples": 512,
      "class_counts": [461, 51],                      # classification, labels readable as a tensor
+     "val_class_counts": [230, 26],                  # the same for the validation labels
      "target": {"mean": 2.0e5, "variance": 2.4e9, "output_variance": 2.4e9, ...},  # regression
      "binary_targets": {"outputs": 20, "positive_rate": 0.08, "prior_bce": 0.26},  # 0/1 float targets
      "loss": {"source": "task", "kind": "cross_entropy"},  # which loss ran (train/loss_kind.py)
@@ -47,15 +48,17 @@ RECURRENT = (nn.RNN, nn.LSTM, nn.GRU)
 CONVOLUTIONS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 
 
-def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader,
+def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader, val: Any = None,
               ignore_index: int = -100) -> dict[str, Any]:
     facts: dict[str, Any] = {"task": task}
     if hasattr(train, "__len__"):
         facts["train_samples"] = len(train)
     target = train.tensors[1] if isinstance(train, TensorDataset) and len(train.tensors) > 1 else None
     if target is not None and task == "classification" and not target.is_floating_point():
-        labels = target.flatten()
-        facts["class_counts"] = torch.bincount(labels[(labels >= 0) & (labels != ignore_index)]).tolist()
+        facts["class_counts"] = class_counts(target, ignore_index)
+        held_out = val.tensors[1] if isinstance(val, TensorDataset) and len(val.tensors) > 1 else None
+        if held_out is not None and not held_out.is_floating_point():
+            facts["val_class_counts"] = class_counts(held_out, ignore_index)
     elif target is not None and target.is_floating_point() and len(target):
         if task == "regression":
             facts["target"] = target_facts(target)
@@ -80,6 +83,11 @@ def run_facts(model: nn.Module, *, task: str, train: Any, loader: DataLoader,
     if narrowest is not None:
         facts["narrowest_layer"] = narrowest
     return facts
+
+
+def class_counts(target: torch.Tensor, ignore_index: int) -> list[int]:
+    labels = target.flatten()
+    return torch.bincount(labels[(labels >= 0) & (labels != ignore_index)]).tolist()
 
 
 def target_facts(target: torch.Tensor) -> dict[str, Any]:
