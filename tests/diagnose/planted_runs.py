@@ -54,10 +54,11 @@ def config(**sections) -> dict:
     return base
 
 
-def train(tmp_path, name, model, train_data=None, val_data=None, **sections):
-    """Train a planted run; its diagnosis quotes no number that the record does not hold."""
+def train(tmp_path, name, model, train_data=None, val_data=None, *, loss=None, **sections):
+    """Train a planted run (``loss``: yours, as fit takes it); its diagnosis quotes no number that
+    the record does not hold."""
     result = torchwise.fit(model, train_data or blobs(512, seed=1), val_data or blobs(256, seed=2),
-                           config=config(**sections), runs_dir=tmp_path, name=name)
+                           config=config(**sections), runs_dir=tmp_path, name=name, loss=loss)
     diagnosis = json.loads((result.run_dir / "diagnosis.json").read_text())
     for finding in diagnosis["findings"]:
         assert unquoted(finding, result.run_dir) == [], finding

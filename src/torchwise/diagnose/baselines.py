@@ -15,12 +15,21 @@ targets, read when the run started); without it, a classifier falls back to ``ln
 from __future__ import annotations
 
 import math
-from typing import Any
 
-from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.learning_rate import lr_advice
-from torchwise.diagnose.run_finding import RunFinding
 from torchwise.runs.reader import RunRecord
+
+TASK_LOSS = {"classification": "cross_entropy", "multilabel": "bce", "regression": "mse"}
+
+
+def loss_kind(record: RunRecord) -> str | None:
+    """The form of the loss that ran (``facts.json``'s ``loss``, train/loss_kind.py): cross_entropy,
+    bce, mse, l1, or None for a loss whose baseline is not known (the model's own, a contrastive or
+    focal loss of yours). Records from before it was kept: the task's own loss unless task.loss is set."""
+    loss = record.json_file("facts.json").get("loss")
+    if isinstance(loss, dict):
+        return loss.get("kind") if isinstance(loss.get("kind"), str) else None
+    task = record.config.get("task") or {}
+    return None if task.get("loss") else TASK_LOSS.get(task.get("type", "classification"))
 
 
 def num_classes(record: RunRecord) -> int | None:
@@ -54,107 +63,60 @@ def prior_entropy(prior: list[float]) -> float:
     return -sum(p * math.log(p) for p in prior if p > 0)
 
 
-def guess_loss(record: RunRecord) -> tuple[str, float] | None:
-    """The loss of a model that ignores its input, for the run's task and own loss: ``("prior
-    entropy", H)`` for a classifier, ``("target variance", var)`` for an MSE regressor; else None."""
-    task, classes = record.config.get("task") or {}, num_classes(record)
-    if classes is not None and not task.get("class_weights") and not task.get("loss"):  # the task's own CE
-        return "the entropy of the training labels", prior_entropy(class_prior(record, classes))
-    target = target_stats(record)
-    if target is not None and target["variance"] > 0:
-        return "the target's variance", target["variance"]
-    return None
+def class_weights(record: RunRecord) -> list[float] | None:
+    """The cross-entropy's class weights: the task's (task.class_weights) or your loss module's."""
+    loss = record.json_file("facts.json").get("loss") or {}
+    weights = loss.get("class_weights") if isinstance(loss, dict) else None
+    weights = weights or (record.config.get("task") or {}).get("class_weights")
+    return [float(w) for w in weights] if isinstance(weights, list) and weights else None
 
 
-def chance_level(record: RunRecord, measures: dict[str, Any] | None) -> RunFinding | None:
-    classes = num_classes(record)
-    if classes is None or measures is None or (record.config.get("task") or {}).get("class_weights"):
-        return None  # class weights change what a guess costs
+def guess_distribution(record: RunRecord, classes: int) -> list[float] | None:
+    """What the best constant prediction is under the loss that ran: the prior; reweighted by the
+    class weights (a weighted mean cross-entropy is the cross-entropy against p_c w_c / sum p w);
+    mixed with the uniform by label smoothing (the targets themselves are mixed so). None: both."""
     prior = class_prior(record, classes)
-    entropy = prior_entropy(prior)
-    majority = max(prior)
-    if entropy <= 0 or measures["end"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
-        return None  # clearly below the prior's loss: the output depends on the input
-    _, accuracy = record.series("val", "accuracy")
-    beaten = majority + T.PRIOR_ACCURACY_MARGIN * (1 - majority) / (classes - 1)
-    if accuracy and max(accuracy) >= beaten:
-        return None  # it did better than a guess at some point: the model uses its input
-    if not accuracy and measures["best"] < (1 - T.PRIOR_LOSS_BAND) * entropy:
+    loss = record.json_file("facts.json").get("loss") or {}
+    smoothing = float(loss.get("label_smoothing") or 0.0) if isinstance(loss, dict) else 0.0
+    weights = class_weights(record)
+    if weights is not None and smoothing:
         return None
-    balanced = max(prior) - min(prior) < 1e-9
-    baseline = (f"ln({classes}) = {entropy:.4g}, the loss of a uniform guess over {classes} classes" if balanced else
-                f"{entropy:.4g}, the entropy of the training labels (the largest class holds {majority:.1%}): "
-                "the loss of always predicting that prior")
-    shown = (f", and validation accuracy {accuracy[-1]:.1%} (always the largest class: {majority:.1%})"
-             if accuracy else "")
-    evidence = {"num_classes": classes, "prior_entropy": round(entropy, 4), "majority_share": round(majority, 4),
-                "final_train_loss": round(measures["end"], 4), "first_train_loss": round(measures["first"], 4),
-                "final_val_accuracy": round(accuracy[-1], 4) if accuracy else None}
-    if measures["first"] > T.EARLY_BLOWUP * entropy:  # (dead units alone would not say it: zero inputs give none)
-        why = (f"the first logged loss was {measures['first']:.3g}, {measures['first'] / entropy:.3g}x that of a "
-               "guess: the first steps were so large that the loss blew up, and the weights came to rest where "
-               "every input gets the same output")
-        fix = f"{lr_advice(record, 0.01)}, or run `torchwise tune lr` and take its suggestion; keep clipping on"
-    else:
-        why = ("the output does not depend on the input: it learned how often each class occurs and nothing "
-               "else: features that carry no signal about the label (or were zeroed by a broken "
-               "normalisation), labels shuffled apart from their inputs, a model that ignores its input, or a "
-               "layer too narrow to carry it"
-               + ("; with classes this uneven, also a loss that lets the majority win (try "
-                  "task.class_weights)" if not balanced else ""))
-        fix = ("look at a few samples and their labels; check that one batch can be overfitted "
-               "(train.max_steps=200 on 32 samples); `torchwise summary` for a layer that squeezes the "
-               "input; `torchwise tune lr` for the learning rate")
-    return RunFinding(
-        "chance_level", "error",
-        f"the model predicts no better than a guess: training loss {measures['end']:.4g} against {baseline}{shown}",
-        why=why, fix=fix, evidence=evidence)
+    if weights is not None:
+        if len(weights) != classes:
+            return None
+        mass = [p * w for p, w in zip(prior, weights, strict=True)]
+        return [m / sum(mass) for m in mass] if sum(mass) > 0 else None
+    return [(1 - smoothing) * p + smoothing / classes for p in prior]
 
 
-def target_stats(record: RunRecord) -> dict[str, float] | None:
-    if (record.config.get("task") or {}).get("type") != "regression" or (record.config.get("task") or {}).get("loss"):
-        return None  # the MSE of the mean is the variance only for the task's own MSE loss
-    target = record.json_file("facts.json").get("target")
-    if not isinstance(target, dict) or not all(isinstance(target.get(k), (int, float)) for k in ("mean", "variance")):
+def guess_loss(record: RunRecord) -> tuple[str, float] | None:
+    """The loss of the best constant output (a model that ignores its input) under the loss that
+    ran, with what it is: the entropy of the labels' prior for a cross-entropy, each label's binary
+    entropy for a BCE, each output's variance for an MSE, its deviation from the median for an L1;
+    None when the loss's form or the training targets are not known."""
+    kind, facts = loss_kind(record), record.json_file("facts.json")
+    if kind == "cross_entropy":
+        classes = num_classes(record)
+        guess = guess_distribution(record, classes) if classes is not None else None
+        if guess is None:
+            return None
+        weighted = class_weights(record) is not None
+        return (("the entropy of the training labels weighted by the class weights" if weighted else
+                 "the entropy of the training labels"), prior_entropy(guess))
+    if kind == "bce":
+        binary = facts.get("binary_targets") or {}
+        if isinstance(binary.get("prior_bce"), (int, float)) and binary["prior_bce"] > 0:
+            return "the binary cross-entropy of predicting each label's rate in the training targets", \
+                float(binary["prior_bce"])
         return None
-    return {"mean": float(target["mean"]), "variance": float(target["variance"])}
-
-
-def regression_baselines(record: RunRecord, measures: dict[str, Any] | None) -> RunFinding | None:
-    """`unscaled_target` before `predicts_mean`: a raw-unit target explains a loss at its variance."""
-    target = target_stats(record)
-    if target is None or measures is None or target["variance"] <= 0:
+    target = facts.get("target") if (record.config.get("task") or {}).get("type") == "regression" else None
+    if not isinstance(target, dict):
         return None
-    mean, variance, end = target["mean"], target["variance"], measures["end"]
-    r2 = 1 - end / variance
-    evidence = {"target_mean": float(f"{mean:.4g}"), "target_variance": float(f"{variance:.4g}"),
-                "target_std": float(f"{math.sqrt(variance):.4g}"),
-                "final_train_loss": float(f"{end:.4g}"), "r2_train": round(r2, 4),
-                "val_loss": measures["val_end"]}
-    second_moment = mean**2 + variance
-    if second_moment >= T.TARGET_SCALE and r2 < T.TARGET_FITTED:
-        return RunFinding(
-            "unscaled_target", "warn",
-            f"the regression target is in raw units (mean {mean:.4g}, variance {variance:.4g}) and the run did "
-            f"not fit it: training loss {end:.4g}, R^2 {r2:.2f}",
-            why="an output layer starts near 0 and each step moves it by about the LR, so a target in the "
-                f"hundreds or more (here mean {mean:.4g}) takes far more steps to reach than the run has; the "
-                "loss and the gradients it sends back are huge, so clipping cuts every step",
-            fix=f"standardise the target with the training set's mean {mean:.4g} and standard deviation "
-                f"{math.sqrt(variance):.4g} (train on (y - mean) / std, multiply predictions back), or scale it "
-                "to a unit such as thousands; a loss in the target's own units is then the R^2 you read",
-            evidence=evidence)
-    if r2 >= T.EXPLAINED_LITTLE:
-        return None
-    return RunFinding(
-        "predicts_mean", "error",
-        f"the model does no better than predicting the mean: training loss {end:.4g} against the target's "
-        f"variance {variance:.4g} (R^2 {r2:.2f})",
-        why="the MSE of always predicting the mean is the target's variance, and the run ended there: the "
-            "output does not depend on the input in any way that helps: features that carry no signal about "
-            "the target, targets shuffled apart from their inputs, or a model too small or too constrained "
-            "to represent how they relate",
-        fix="check that the features predict the target at all (a linear fit, or their correlation with it); "
-            "look at a few samples and their targets; check that one batch can be overfitted "
-            "(train.max_steps=200 on 32 samples); then a larger model (`torchwise summary` for its size)",
-        evidence=evidence)
+    if kind == "mse":
+        variance = target.get("output_variance", target.get("variance"))
+        shown = "the target's variance" if target.get("outputs", 1) == 1 or "output_variance" not in target \
+            else "the target's variance per output"
+        return (shown, float(variance)) if isinstance(variance, (int, float)) and variance > 0 else None
+    if kind == "l1" and isinstance(target.get("abs_deviation"), (int, float)) and target["abs_deviation"] > 0:
+        return "the target's mean absolute deviation from its median", float(target["abs_deviation"])
+    return None

@@ -26,7 +26,11 @@ def loss_measures(record: RunRecord) -> dict[str, Any] | None:
     n = T.EDGE_POINTS
     start, end = statistics.fmean(losses[:n]), statistics.fmean(losses[-n:])
     half = losses[len(losses) // 2:]
-    jumps = [abs(b - a) / abs(a) for a, b in zip(half, half[1:], strict=False) if a]
+    # A jump is measured against the loss it left, but never against less than a twentieth of the
+    # start: a loss fitted down to 1% of where it began moves by more than its own size from batch
+    # noise alone, which says nothing about the step size (`ROUGH_FLOOR`).
+    floor = T.ROUGH_FLOOR * abs(start)
+    jumps = [abs(b - a) / max(abs(a), floor) for a, b in zip(half, half[1:], strict=False) if a]
     third = losses[-max(len(losses) // 3, 2):]
     measures: dict[str, Any] = {
         "start": start, "end": end, "best": min(losses), "steps": [steps[0], steps[-1]],
@@ -77,11 +81,18 @@ def data_shift(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunF
     steps, losses = record.series("train", "loss")
     lr_steps, lrs = logged_lrs(record)
     lr_at = dict(zip(lr_steps, lrs, strict=True))
+    guess = guess_loss(record)
     for i in range(3, len(losses)):
         before = statistics.median(losses[i - 3:i])
-        settled = min(losses[:i]) <= T.SHIFT_SETTLED * m["start"]
+        # the optimiser was working at these steps: the loss had halved, or gone clearly below a guess's
+        # (a binary task starts at ln 2 and a good model ends near half of it)
+        settled = min(losses[:i]) <= T.SHIFT_SETTLED * m["start"] or (
+            guess is not None and min(losses[:i]) < (1 - T.PRIOR_LOSS_BAND) * guess[1])
         if not (math.isfinite(losses[i]) and before > 0 and losses[i] >= T.SHIFT_JUMP * before and settled):
             continue
+        after = [v for v in losses[i:] if math.isfinite(v)]
+        if statistics.median(after) < T.SHIFT_STAYS * before:
+            continue  # the curve came back: one batch's outliers (a heavy-tailed target), not what it is fed
         lr, peak = lr_at.get(steps[i]), max((lr_at[s] for s in steps[:i] if s in lr_at), default=None)
         if lr is None or peak is None or lr > T.SHIFT_LR_FALLEN * peak:
             return None  # the LR had just risen (or was not logged): a step too large explains it as well
@@ -161,6 +172,9 @@ def settled_alike(m: dict[str, Any]) -> bool:
 def underfitting(record: RunRecord, m: dict[str, Any], ev: dict[str, Any]) -> RunFinding | None:
     if m["drop"] >= T.SLOW_DROP or not settled_alike(m):
         return None
+    guess = guess_loss(record)
+    if guess is not None and m["end"] < T.SLOW_DROP * guess[1]:
+        return None  # it removed more than half of what a guess leaves: the loss's floor is the data's noise
     return RunFinding(
         "underfitting", "warn",
         f"the loss settled on a high plateau: training {m['end']:.4g} (from {m['start']:.4g})"

@@ -21,7 +21,14 @@ from torchwise.runs.reader import RunRecord
 
 
 def grad_stats(record: RunRecord) -> list[dict[str, Any]]:
-    return [r for r in record.metrics if r.get("split") == "grad_stats" and isinstance(r.get("layers"), dict)]
+    """The grad-stats lines, without embedding layers: a lookup table's rows get a gradient only for
+    the ids in the batch, so its "dead" rows and its small norm say nothing about saturation (a
+    recommender's user table measured 55% of rows without gradient on every logged step)."""
+    lookups = set(record.json_file("facts.json").get("embedding_layers") or [])
+    lines = [r for r in record.metrics if r.get("split") == "grad_stats" and isinstance(r.get("layers"), dict)]
+    if not lookups:
+        return lines
+    return [{**r, "layers": {k: v for k, v in r["layers"].items() if k not in lookups}} for r in lines]
 
 
 def gradient_findings(record: RunRecord, *, codes: set[str]) -> list[RunFinding]:

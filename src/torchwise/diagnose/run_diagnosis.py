@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from torchwise.diagnose import thresholds as T
-from torchwise.diagnose.baselines import chance_level, regression_baselines
+from torchwise.diagnose.at_guess import chance_level, regression_baselines
+from torchwise.diagnose.baselines import guess_loss
 from torchwise.diagnose.capacity import batchnorm_small_batch, mostly_frozen, too_narrow
 from torchwise.diagnose.curves import curve_findings, loss_measures
 from torchwise.diagnose.data_checks import unscaled_inputs, val_mismatch
@@ -21,7 +22,7 @@ from torchwise.diagnose.gradients import gradient_findings
 from torchwise.diagnose.learning_rate import warmup_too_long
 from torchwise.diagnose.run_finding import SEVERITY_ORDER, Diagnosis, RunFinding
 from torchwise.diagnose.stops import failed, nonfinite
-from torchwise.runs.reader import read_run
+from torchwise.runs.reader import RunRecord, read_run
 
 GENERIC = {"lr_too_low", "underfitting", "chance_level", "predicts_mean"}
 SUPERSEDES: dict[str, set[str]] = {
@@ -31,7 +32,7 @@ SUPERSEDES: dict[str, set[str]] = {
     "nonfinite_input": GENERIC,
     "warmup_too_long": GENERIC,
     "mostly_frozen": GENERIC,
-    "unscaled_target": GENERIC | {"exploding_gradients", "lr_too_high"},
+    "unscaled_target": GENERIC | {"exploding_gradients", "lr_too_high", "data_shift"},
     "batchnorm_small_batch": GENERIC | {"lr_too_high", "exploding_gradients"},
     "data_shift": {"chance_level", "dead_units", "exploding_gradients"},  # the raw inputs caused them
     # a loss that started far above a guess's (the first steps blew up) left the dead and saturated units
@@ -67,28 +68,48 @@ def diagnose_run(run_dir: Path | str) -> Diagnosis:
     narrow = None if "underfitting" in {f.code for f in findings} else too_narrow(record, measures)
     if narrow is not None:  # the model's shape names the cause: the guess's baseline adds nothing
         findings.append(narrow)
-    elif not {f.code for f in findings} & EXPLAINED_BEFORE_BASELINE:
-        # A run at a guess's loss that nothing above explains: the baseline is the verdict.
-        baseline = regression_baselines(record, measures) or chance_level(record, measures)
+    else:
+        baseline = verdict_at_guess(record, measures, codes={f.code for f in findings})
         if baseline is not None:
             findings = [f for f in findings if f.code != "underfitting" or baseline.code == "unscaled_target"]
             findings.append(baseline)
     codes = {f.code for f in findings}
     replaced = set().union(*(SUPERSEDES.get(code, set()) for code in codes))
-    findings = [demoted(f, measures) for f in findings if f.code not in replaced]
+    guess = guess_loss(record)
+    findings = [demoted(f, measures, guess) for f in findings if f.code not in replaced]
     findings.sort(key=lambda f: (f.code != "failed", SEVERITY_ORDER[f.severity]))
     if not any(f.severity in ("warn", "error") for f in findings):
         findings.insert(0, healthy_finding(measures))
     return Diagnosis(run=record.name, findings=findings)
 
 
-def demoted(finding: RunFinding, measures: dict[str, Any] | None) -> RunFinding:
-    """Dead units in a run whose loss still fell by more than half are a note, not a fault: the
-    units that stay alive fit the data (a healthy autoencoder's code layer measured 62% dead)."""
-    if finding.code == "dead_units" and measures is not None and measures["drop"] >= T.SLOW_DROP:
+def verdict_at_guess(record: RunRecord, measures: dict[str, Any] | None, *, codes: set[str]) -> RunFinding | None:
+    """A run at a guess's loss that nothing found so far explains: the baseline is the verdict. A target
+    in raw units the run did not fit is a fact of the data whatever the curve did: its loss spikes
+    whenever a batch holds its largest values, which neither the LR nor a change of the data explains."""
+    fit = regression_baselines(record, measures)
+    if not codes & EXPLAINED_BEFORE_BASELINE:
+        return fit or chance_level(record, measures)
+    return fit if fit is not None and fit.code == "unscaled_target" else None
+
+
+def demoted(finding: RunFinding, measures: dict[str, Any] | None, guess: tuple[str, float] | None) -> RunFinding:
+    """Dead units in a run that fits are a note, not a fault: the units that stay alive fit the data
+    (a healthy autoencoder's code layer measured 62% dead while its loss fell 83%). It fits when its
+    loss fell by more than half, or ended under half the loss of a guess (a loss with a high floor,
+    a fresh model that starts near the guess, falls less than half and still learns most of what
+    can be learned)."""
+    if finding.code != "dead_units" or measures is None:
+        return finding
+    if measures["drop"] >= T.SLOW_DROP:
         finding.severity = "info"
         finding.evidence["train_loss_drop"] = round(measures["drop"], 4)
         finding.why += f"; the training loss still fell {measures['drop']:.0%}, so the units left alive fit the data"
+    elif guess is not None and measures["end"] < T.SLOW_DROP * guess[1]:
+        finding.severity = "info"
+        finding.evidence.update(guess_loss=float(f"{guess[1]:.4g}"), final_train_loss=float(f"{measures['end']:.4g}"))
+        finding.why += (f"; the training loss ended at {measures['end']:.4g}, under half {guess[0]} "
+                        f"({guess[1]:.4g}), so the units left alive fit the data")
     return finding
 
 

@@ -45,6 +45,11 @@ ROUGH = 0.15
 `log.every_n_steps` steps) after the first half: the steps overshoot. Healthy runs measured
 under 0.1, mostly under 0.05."""
 
+ROUGH_FLOOR = 0.05
+"""A jump between log lines counts against the larger of the loss it left and 5% of the starting
+loss: a loss fitted to 1% of its start (a clean sine forecast, a separable set) jumps by more than
+its own size from batch noise alone; a run whose LR is too high bounces near where it started."""
+
 PLATEAU_CHANGE = 0.05
 """``|tail_change| < 0.05``: less than 5% change over the last third of the run: a plateau."""
 
@@ -140,7 +145,14 @@ SHIFT_JUMP = 10.0
 """data_shift: a training-loss line 10x or more the median of the three before it ..."""
 
 SHIFT_SETTLED = 0.5
-"""... after the loss had fallen to half its start (the optimiser was working at that LR) ..."""
+"""... after the loss had fallen to half its start, or 10% below a guess's (`PRIOR_LOSS_BAND`): the
+optimiser was working at that LR (a siamese same/different model starts at ln 2 = 0.69 and had
+reached 0.40 when its second shard came in raw pixels) ..."""
+
+SHIFT_STAYS = 2.0
+"""... and stayed up: the median of the lines from the jump on at least twice what it was before
+(inputs rebuilt at x1000 mid-run measured 4.9x, alternating between spikes and dips); a spike
+the curve comes straight back from is a batch of outliers (a heavy-tailed target), not a shift ..."""
 
 SHIFT_LR_FALLEN = 0.999
 """... while the logged LR was below its earlier peak: the step size had not grown."""

@@ -73,6 +73,7 @@ class LoopContext:
     float64_to: torch.dtype | None = None  # float64 inputs are cast to the model's dtype (preflight saw them)
     dist: Any = None  # under torchrun: train.distributed.Distributed; None for one process
     val_loss_in_train_mode: bool = False  # eval mode gives detections, not a loss (preflight saw it)
+    observed: Any = None  # train/observed.ObservedData: a custom Dataset's facts, from the first epoch's batches
     # The one hook (see train/loop.py's docstring): after each evaluation, given the state and the
     # monitored value; True ends the run as `pruned` (a sweep's pruner). None: nothing is called.
     on_evaluation: Callable[[LoopState, float], bool] | None = None

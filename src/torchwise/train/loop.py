@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -101,8 +101,9 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         exhausted = False
         while not reached(state.step, total_steps) and not ctx.stop_requested:
             fetch_start = time.perf_counter()
-            window = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to)  # 1.
-            fetched = time.perf_counter()
+            window, observing = next_window(batches, cfg.train.accumulate, ctx.device, float64_to=ctx.float64_to,  # 1.
+                                            observe=ctx.observed.add if ctx.observed and epoch == 0 else None)
+            fetch_start, fetched = fetch_start + observing, time.perf_counter()  # noting facts is neither wait nor work
             if ctx.dist is not None and is_stream(ctx.train_loader):  # ranks may run out apart
                 window = agree_window(ctx.dist, ctx, window)
             if not window:
@@ -168,6 +169,8 @@ def train(ctx: LoopContext, state: LoopState) -> LoopState:
         if ctx.stop_requested and not epoch_done:  # stopped mid-epoch: no epoch-end work
             return interrupted(ctx, state)
         if epoch_done:
+            if ctx.observed is not None:  # the first epoch's data facts (a custom Dataset) into facts.json
+                ctx.observed.write(ctx.run)
             state.epoch += 1  # a checkpoint from here starts the next epoch
             state.samples_in_epoch = 0
         train_loss = state.epoch_loss_sum / state.epoch_loss_count if state.epoch_loss_count else math.nan
@@ -198,15 +201,21 @@ def reached(step: int, total_steps: int | None) -> bool:
 
 
 def next_window(batches: Iterator, accumulate: int, device: torch.device, *,
-                float64_to: torch.dtype | None = None) -> list[Batch]:
-    """Up to ``accumulate`` micro-batches, moved to the device (fewer at the end of an epoch)."""
-    window = []
+                float64_to: torch.dtype | None = None,
+                observe: Callable[[Any], None] | None = None) -> tuple[list[Batch], float]:
+    """Up to ``accumulate`` micro-batches, moved to the device (fewer at the end of an epoch), and
+    the seconds ``observe`` took: it sees each on the host first (train/observed.py)."""
+    window, observing = [], 0.0
     for _ in range(accumulate):
         batch = next(batches, None)
         if batch is None:
             break
+        if observe is not None:
+            began = time.perf_counter()
+            observe(batch)
+            observing += time.perf_counter() - began
         window.append(to_device(batch, device, float64_to=float64_to))
-    return window
+    return window, observing
 
 
 def train_step(ctx: LoopContext, window: list[Batch], *, step: int, splits: int = 1,

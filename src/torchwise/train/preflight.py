@@ -45,6 +45,7 @@ class Preflight:
     dropped_metrics: list[str] = field(default_factory=list)  # built-in metrics this output cannot feed
     loss_dict: dict[str, Any] | None = None  # the model returns a dict of losses: which ones, and what trains
     val_loss_in_train_mode: bool = False  # eval mode gives no loss (detections): validate the loss in train mode
+    model_loss: bool = False  # the model returned its own loss on the training batch (facts.json says so)
 
 
 def preflight(model: nn.Module, task: Task, data: PreparedData, loaders: dict[str, DataLoader | None], *,
@@ -89,6 +90,8 @@ def check_batch(model: nn.Module, task: Task, data: PreparedData, batch: Any, *,
         raise ModelError(f"the model failed on its first {split} batch in {where.name or 'the model'} "
                          f"(inputs {describe(inputs)}): {err}".strip(),
                          hint=_forward_hint(str(err))) from None
+    if training:
+        found.model_loss = output_loss(output) is not None
     if training and is_loss_dict(output):  # the run's events say which loss trains it
         found.loss_dict = {"source": "your loss" if task.user_loss else "the sum of the model's losses",
                            "losses": sorted(output)}

@@ -51,12 +51,14 @@ from torchwise.train.distributed import (
 )
 from torchwise.train.guards import EarlyStopping, monitor_mode
 from torchwise.train.loop import NonFiniteStep, epoch_limit, finished, planned_steps, train
+from torchwise.train.loss_kind import loss_kind
+from torchwise.train.observed import ObservedData
 from torchwise.train.optim import build_optimizer, build_scheduler
 from torchwise.train.precision import Precision, pick_device
 from torchwise.train.preflight import name_nonfinite, preflight
 from torchwise.train.rank_failures import clear_notes, leave_note
 from torchwise.train.resume import resume_state
-from torchwise.train.run_facts import run_facts
+from torchwise.train.run_facts import DATA_FACTS, run_facts
 from torchwise.train.run_record import (
     check_monitor,
     finish_summary,
@@ -226,6 +228,8 @@ def train_run(cfg: RunConfig, *, runs_dir: Path | None, name: str | None, model:
         summary.update(finish_summary(ctx, state, started=started, samples_before=done_before))
         summary.update(timing([*earlier, segment(started=started, finished=time.time(), status=summary["status"])]))
         run.write_summary(summary)
+        if ctx is not None and ctx.observed is not None:  # a run that stopped inside its first epoch
+            ctx.observed.write(run)
         if main:
             write_diagnosis(run)
             if summary["status"] != "failed":  # a failed rank's note stays for the others to read
@@ -315,7 +319,9 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
     if val_loader is None and data.val is not None:
         val_loader = build_loader(data.val, batch_size=cfg.train.batch_size * 2, shuffle=False,
                                   seed=cfg.train.seed, num_workers=0, pin_memory=pin, persistent_workers=False)
-    run.write_json("facts.json", run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader))
+    facts = run_facts(model, task=cfg.task.type, train=data.train, loader=train_loader, val=data.val,
+                      ignore_index=cfg.task.ignore_index)
+    run.write_json("facts.json", facts)
     check_schedule(cfg, train_loader, own_scheduler=objects.scheduler is not None or cfg.schedule.target is not None)
     if workers_repeat(train_loader):
         run.log_event("stream_not_sharded", num_workers=train_loader.num_workers)
@@ -324,6 +330,11 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
                      "__iter__ with torch.utils.data.get_worker_info() (see README, Training from a stream)")
     found = preflight(model, task, data, {"training": train_loader, "validation": val_loader},
                       device=device, precision=precision)
+    facts["loss"] = loss_kind(task, model_loss=found.model_loss)
+    run.write_json("facts.json", facts)
+    # A custom Dataset or a stream: its data facts come from the batches the first epoch trains on.
+    observed = None if DATA_FACTS & facts.keys() else ObservedData(task=cfg.task.type, base=facts,
+                                                                  ignore_index=cfg.task.ignore_index)
     if found.float64_to is not None:
         run.log_event("float64_converted", to=str(found.float64_to).removeprefix("torch."))
         view.message(f"warning: the data holds float64 tensors (numpy's default); they are converted to "
@@ -358,5 +369,5 @@ def build_context(cfg: RunConfig, *, run: RunFolder, view: ProgressView, model: 
         checkpoints=Checkpointer(cfg, directory=run.checkpoints, main=dist is None or dist.is_main,
                                  world=dist.world if dist else 1) if cfg.checkpoint.enabled else None,
         scheduler=scheduler, float64_to=found.float64_to, dist=dist,
-        val_loss_in_train_mode=found.val_loss_in_train_mode,
+        val_loss_in_train_mode=found.val_loss_in_train_mode, observed=observed,
     )
