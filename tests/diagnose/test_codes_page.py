@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from torchwise.diagnose.codes import CODES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,15 +37,21 @@ def test_every_code_a_check_emits_is_in_the_table_and_in_help():
     assert [code.strip() for code in listed.split(",")] == list(CODES)
 
 
-def test_the_round_2_held_out_figures_are_the_measured_ones():
-    """docs/diagnose.md's bold round-2 row is what heldout2_result_2026-12-02.json holds."""
+@pytest.mark.parametrize(("round_", "file", "figures"), [
+    (2, "heldout2_result_2026-12-02.json", [9, 12, 3, 4]),
+    (3, "heldout3_result_2026-12-02.json", [10, 12, 3, 4]),
+])
+def test_the_held_out_figures_are_the_measured_ones(round_, file, figures):
+    """docs/diagnose.md's bold held-out row of each round is what its result file holds."""
     import json
 
-    rows = json.loads((ROOT / "benchmarks" / "diagnose_planted" / "heldout2_result_2026-12-02.json").read_text())
+    rows = json.loads((ROOT / "benchmarks" / "diagnose_planted" / file).read_text())
     sick = [r for r in rows if r["expected"] != "healthy"]
     well = [r for r in rows if r["expected"] == "healthy"]
-    row = re.search(r"^\| \*\*held-out 2, measured once.*\| \*\*(\d+) of (\d+)\*\* \| \*\*(\d+) of (\d+)\*\* \|",
-                    PAGE.read_text(), re.MULTILINE)
+    bold = r"\*\*(\d+) of (\d+)\*\*"
+    row = re.search(rf"^\| \*\*held-out {round_}, measured once.*\| {bold} \| {bold} \|", PAGE.read_text(),
+                    re.MULTILINE)
     assert row is not None
     assert [int(g) for g in row.groups()] == [sum(r["ok"] for r in sick), len(sick), sum(r["ok"] for r in well),
-                                              len(well)] == [9, 12, 3, 4]
+                                              len(well)] == figures
+    assert not any(r["unquoted"] for r in rows)
