@@ -165,3 +165,17 @@ def test_a_weak_signal_is_not_memorised_rows_when_validation_has_more_of_the_rar
     train_share, val_share = (facts[k][1] / sum(facts[k]) for k in ("class_counts", "val_class_counts"))
     assert val_share > train_share  # the prior alone scores worse on these validation labels
     assert "chance_level" not in codes(diagnosis, "error")  # it beat that, if not the training entropy
+
+
+def test_a_custom_datasets_facts_stop_at_their_row_caps():
+    """Past LABEL_SAMPLES targets and INPUT_ROWS input rows a batch is not seen: the facts are a
+    sample of the first epoch, and facts.json says how many rows it held."""
+    from torchwise.train.observed import INPUT_ROWS, LABEL_SAMPLES, ObservedData
+
+    seen = ObservedData(task="classification", base={})
+    batch = (torch.ones(4096, 3), torch.zeros(4096, dtype=torch.long))
+    for _ in range(LABEL_SAMPLES // 4096 + 3):
+        seen.add(batch)
+    facts = seen.facts()
+    assert facts["observed_samples"] == LABEL_SAMPLES and facts["class_counts"] == [LABEL_SAMPLES]
+    assert seen.input_rows == INPUT_ROWS

@@ -1,7 +1,8 @@
 """The data facts of a training set that is not a `TensorDataset`, from the batches the first epoch
-trained on: what `run_facts` reads from the tensors when it has them (class counts, the target's
-moments, binary targets' rates, the inputs' scale), so that `diagnose` has the same baselines for
-a custom `Dataset` (a recommender's (user, item) pairs, windows cut from a series) or a stream.
+trained on (its first 65,536 targets and 8,192 input rows at most): what `run_facts` reads from the
+tensors when it has them (class counts, the target's moments, binary targets' rates, the inputs'
+scale), so that `diagnose` has the same baselines for a custom `Dataset` (a recommender's (user,
+item) pairs, windows cut from a series) or a stream.
 
 Each micro-batch is seen on the host, before it moves to the device: sums and counts in float64,
 no extra read of the dataset and no device sync. The facts are merged into ``facts.json`` once,
@@ -20,6 +21,12 @@ import torch
 from torchwise.data.batch import split_batch
 from torchwise.train.run_facts import binary_summary, scale_summary
 
+# Enough rows for a class prior, a target's moments and each feature's scale: past these, seeing a
+# batch costs host time on the loop's thread (an ImageNet-sized batch of 64 takes ~70 ms to square
+# and sum in float64 on one CPU core) and changes no verdict. facts.json says how many were seen.
+LABEL_SAMPLES = 65_536
+INPUT_ROWS = 8_192
+
 
 class ObservedData:
     """Running sums over the first epoch's training batches (a small class: it holds state)."""
@@ -35,7 +42,7 @@ class ObservedData:
 
     def add(self, batch: Any) -> None:
         inputs, target = split_batch(batch)
-        if isinstance(target, torch.Tensor) and target.dim() >= 1 and len(target):
+        if isinstance(target, torch.Tensor) and target.dim() >= 1 and len(target) and self.samples < LABEL_SAMPLES:
             self.samples += len(target)
             if target.is_floating_point():
                 self._add_float(target)
@@ -48,7 +55,8 @@ class ObservedData:
                 elif self.counts is not None:
                     self.counts = torch.nn.functional.pad(self.counts, (0, len(counts) - len(self.counts)))
                 self.counts = counts if self.counts is None else self.counts + counts
-        if isinstance(inputs, torch.Tensor) and inputs.is_floating_point() and inputs.dim() >= 2 and len(inputs):
+        if (isinstance(inputs, torch.Tensor) and inputs.is_floating_point() and inputs.dim() >= 2 and len(inputs)
+                and self.input_rows < INPUT_ROWS):
             squares = inputs.reshape(len(inputs), -1).double().pow(2).sum(0)
             if self.inputs is not None and self.inputs.shape != squares.shape:
                 self.broken.add("inputs")
