@@ -58,15 +58,26 @@ NAMES = {
     "data0": {"TW129"},
     "next-exhausted": {"TW130"},
     "unguarded-cuda": {"TW108"},
+    "scheduler-before-optimizer": {"TW112"},
+}
+# Round 7's collector named the same kinds in words of its own (tests/lint/worked7, heldout7).
+ALIASES = {
+    "eval-without-no-grad": "eval-grad",
+    "resume-misses-optimizer": "resume-partial",
+    "resume-misses-scheduler": "resume-partial",
 }
 
 
 def load_verdicts(folder: Path) -> dict[str, dict[str, Any]]:
     """script name -> its verdict file's contents."""
-    return {
+    verdicts = {
         script.name: json.loads(script.with_suffix(".json").read_text(encoding="utf-8"))
         for script in sorted(folder.glob("*.py"))
     }
+    for verdict in verdicts.values():
+        for bug in verdict["bugs"]:
+            bug["kind"] = ALIASES.get(bug["kind"], bug["kind"])
+    return verdicts
 
 
 def _compound_spans(script: Path) -> list[tuple[int, int]]:
