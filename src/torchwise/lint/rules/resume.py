@@ -14,6 +14,7 @@ from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.data import argparse_option
+from torchwise.lint.rules.resume_count import continues_count
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
 # `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
@@ -74,7 +75,13 @@ def _initial_weights(ctx: FileContext, test: ast.expr, text: str) -> bool:
 
 
 def _negated(test: ast.expr) -> bool:
-    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    """``not args.resume``, ``args.resume_net is None`` / ``== None`` / ``== ''``: the test holds
+    when there is nothing to resume from, so its ``else:`` is the resume (RFBNet's train_RFB.py)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq)):
+        return False
+    return any(isinstance(side, ast.Constant) and side.value in (None, "") for side in (test.left, *test.comparators))
 
 
 def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
@@ -108,7 +115,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     A load in a helper whose state comes in as a parameter counts when a caller here passes a
     value it was given under a resume branch (AdaBound's ``build_model(args, device, ckpt=ckpt)``
-    after ``if args.resume: ckpt = load_checkpoint(...)``).
+    after ``if args.resume: ckpt = load_checkpoint(...)``). The ``else:`` of ``if args.resume_net is
+    None:`` is a resume (RFBNet), and so is any weights load whose branch sets the number a training
+    loop then counts from (SASRec's ``--state_dict_path`` sets ``epoch_start_idx``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
@@ -128,7 +137,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
     loads = [c for c in ctx.calls if _restores_weights(ctx, c)]
-    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c)]
+    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c) or continues_count(ctx, c)]
     anchors += [c for c in helpers if in_resume(ctx, c) or any(ctx.kind(a) == "optimizer" for a in c.args)]
     schedule_lost = "scheduler" not in restored and _schedule_restarts(ctx)
     if not (missing or schedule_lost or anchors):

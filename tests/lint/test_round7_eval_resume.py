@@ -1,0 +1,209 @@
+"""Issue 21, round 7 (lint7a): evaluations with autograd on and partial resumes, followed by what
+the code does rather than what it is called. Each shape is reduced from a real script (source
+named); each warning has a near miss that must stay silent."""
+
+from __future__ import annotations
+
+from .test_round5_shapes import found
+
+# --- TW132: a loop run after model.eval() that nothing trains on ---------------------------------
+
+# weihua916/powerful-gnns main.py (tests/lint/heldout6): pass_data_iteratively() switches the model
+# to eval() and forwards every graph in chunks of 64 with autograd on; test() scores the outputs.
+GNN = """\
+import torch
+def pass_data_iteratively(model, graphs, minibatch_size=64):
+    model.eval()
+    output = []
+    for i in range(0, len(graphs), minibatch_size):
+        output.append(model(graphs[i:i + minibatch_size]).detach())
+    return torch.cat(output, 0)
+def test(model, train_graphs, test_graphs):
+    output = pass_data_iteratively(model, test_graphs)
+    return output.max(1)[1]
+model = GraphCNN(5, 2, 64).to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
+for epoch in range(1, 351):
+    train(model, optimizer)
+    acc = test(model, train_graphs, test_graphs)
+"""
+
+
+def test_a_forward_loop_after_eval_that_nothing_trains_on_warns():
+    assert found(GNN, "TW104", "TW132") == [("TW132", 6, "warning")]
+
+
+def test_the_same_loop_under_the_callers_no_grad_stays_quiet():
+    guarded = GNN.replace(
+        "    output = pass_data_iteratively(model, test_graphs)\n",
+        "    with torch.no_grad():\n        output = pass_data_iteratively(model, test_graphs)\n",
+    )
+    assert found(guarded, "TW104", "TW132") == []
+
+
+def test_the_same_loop_under_a_decorated_caller_stays_quiet():
+    decorated = GNN.replace("def test(", "@torch.no_grad()\ndef test(")
+    assert found(decorated, "TW104", "TW132") == []
+
+
+def test_the_same_loop_without_eval_says_nothing():
+    assert found(GNN.replace("    model.eval()\n", ""), "TW104", "TW132") == []
+
+
+def test_a_loop_whose_outputs_are_then_trained_on_stays_quiet():
+    trained = GNN.replace(
+        "    return torch.cat(output, 0)\n",
+        "    loss = torch.cat(output, 0).sum()\n    loss.backward()\n    return loss\n",
+    )
+    assert found(trained, "TW104", "TW132") == []
+
+
+def test_a_function_nothing_here_calls_is_info():
+    alone = GNN.split("def test(")[0]
+    assert found(alone, "TW132") == [("TW132", 6, "info")]
+
+
+# --- TW104: a no_grad set by every caller of the function ----------------------------------------
+
+# A validate() over the validation loader that the training loop calls under torch.no_grad()
+# (the shape of ignite's and pytorch/examples' scripts that wrap the call instead of the loop).
+VALIDATE = """\
+import torch
+def validate(model, val_loader):
+    model.eval()
+    correct = 0
+    for x, y in val_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    train(model, optimizer)
+    with torch.no_grad():
+        acc = validate(model, val_loader)
+"""
+
+
+def test_an_evaluation_loop_whose_every_caller_turns_autograd_off_stays_quiet():
+    assert found(VALIDATE, "TW104", "TW132") == []
+
+
+def test_a_second_call_with_autograd_on_warns():
+    twice = VALIDATE + "acc = validate(model, val_loader)\n"
+    # TW104 names the loop; TW132 the call this file also makes under no_grad (line 12)
+    assert found(twice, "TW104", "TW132") == [("TW104", 5, "warning"), ("TW132", 13, "warning")]
+
+
+def test_a_caller_of_the_caller_counts():
+    nested = VALIDATE.replace(
+        "    with torch.no_grad():\n        acc = validate(model, val_loader)\n",
+        "    acc = run_validation(model)\n",
+    ) + "def run_validation(model):\n    return validate(model, val_loader)\n"
+    assert found(nested, "TW104") == [("TW104", 5, "warning")]
+    decorated = nested.replace("def run_validation", "@torch.inference_mode()\ndef run_validation")
+    assert found(decorated, "TW104") == []
+
+
+# --- TW132: the same call made under no_grad a line later ----------------------------------------
+
+# kakaobrain/fast-autoaugment FastAutoAugment/train.py (tests/lint/heldout6): --only-eval switches
+# the model to eval() and scores the training set with run_epoch(..., None) outside the no_grad
+# block that covers the same call on the validation and test sets.
+ONLY_EVAL = """\
+import torch
+def run_epoch(model, loader, loss_fn, optimizer):
+    for data, label in loader:
+        preds = model(data)
+        loss = loss_fn(preds, label)
+        if optimizer:
+            loss.backward()
+            optimizer.step()
+    return loss
+def train_and_eval(model, trainloader, validloader, criterion, optimizer, only_eval):
+    if only_eval:
+        model.eval()
+        rs = dict()
+        rs['train'] = run_epoch(model, trainloader, criterion, None)
+        with torch.no_grad():
+            rs['valid'] = run_epoch(model, validloader, criterion, None)
+        return rs
+    for epoch in range(10):
+        model.train()
+        run_epoch(model, trainloader, criterion, optimizer)
+"""
+
+
+def test_an_evaluation_in_eval_mode_outside_the_no_grad_its_twin_runs_under_warns():
+    assert found(ONLY_EVAL, "TW104", "TW132") == [("TW132", 14, "warning")]
+
+
+def test_the_same_call_in_train_mode_stays_quiet():
+    assert found(ONLY_EVAL.replace("        model.eval()\n", "        model.train()\n"), "TW132") == []
+
+
+# --- TW131: the else of a test that there is nothing to resume from ------------------------------
+
+# ruinmessi/RFBNet train_RFB.py (tests/lint/heldout6): `if args.resume_net == None:` loads the base
+# network; its else restores the whole net, and a fresh SGD starts with empty momentum.
+RFB = """\
+import torch
+import torch.optim as optim
+parser.add_argument('--resume_net', default=None, help='resume net for retraining')
+net = build_net('train', img_dim, num_classes)
+if args.resume_net == None:
+    net.base.load_state_dict(torch.load(args.basenet))
+else:
+    state_dict = torch.load(args.resume_net)
+    net.load_state_dict(state_dict)
+optimizer = optim.SGD(net.parameters(), lr=args.lr, momentum=0.9)
+for iteration in range(start_iter, max_iter):
+    loss = criterion(net(images), targets)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_resume_in_the_else_of_a_none_test_warns():
+    assert found(RFB, "TW131") == [("TW131", 9, "warning")]
+
+
+def test_the_else_of_a_test_that_there_is_something_to_resume_is_no_resume():
+    swapped = RFB.replace("if args.resume_net == None:", "if args.resume_net is not None:")
+    assert found(swapped, "TW131") == []
+
+
+def test_the_body_of_the_none_test_is_no_resume():
+    resume_arm = "else:\n    state_dict = torch.load(args.resume_net)\n    net.load_state_dict(state_dict)\n"
+    base_only = RFB.replace(resume_arm, "")
+    assert found(base_only, "TW131") == []
+
+
+# --- TW131: a load whose branch sets where the epoch loop starts ---------------------------------
+
+# pmixer/SASRec.pytorch python/main.py (tests/lint/heldout6): --state_dict_path restores the weights
+# and parses the epoch to continue from out of the file name; Adam starts afresh.
+SASREC = """\
+import torch
+model = SASRec(usernum, itemnum, args).to(args.device)
+epoch_start_idx = 1
+if args.state_dict_path is not None:
+    try:
+        model.load_state_dict(torch.load(args.state_dict_path, map_location=torch.device(args.device)))
+        tail = args.state_dict_path[args.state_dict_path.find('epoch=') + 6:]
+        epoch_start_idx = int(tail[:tail.find('.')]) + 1
+    except:
+        print('failed loading state_dicts')
+adam_optimizer = torch.optim.Adam(model.parameters(), lr=args.lr, betas=(0.9, 0.98))
+for epoch in range(epoch_start_idx, args.num_epochs + 1):
+    loss = bce_criterion(model(u, seq, pos, neg), labels)
+    loss.backward()
+    adam_optimizer.step()
+"""
+
+
+def test_a_load_that_sets_the_first_epoch_is_a_resume():
+    assert found(SASREC, "TW131") == [("TW131", 6, "warning")]
+
+
+def test_the_same_load_without_a_start_epoch_is_a_fine_tune():
+    fresh = SASREC.replace("        epoch_start_idx = int(tail[:tail.find('.')]) + 1\n", "")
+    assert found(fresh, "TW131") == []
