@@ -207,3 +207,94 @@ def test_a_load_that_sets_the_first_epoch_is_a_resume():
 def test_the_same_load_without_a_start_epoch_is_a_fine_tune():
     fresh = SASREC.replace("        epoch_start_idx = int(tail[:tail.find('.')]) + 1\n", "")
     assert found(fresh, "TW131") == []
+
+
+# --- TW131: an epoch scheduler built afresh while the loop continues from the resumed epoch ------
+
+# davidtvs/PyTorch-ENet main.py (tests/lint/worked7): --resume restores model, optimizer and
+# start_epoch through utils.load_checkpoint, but the StepLR is built fresh and counts from 0.
+ENET = """\
+import torch
+from torch.optim import lr_scheduler
+optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
+lr_updater = lr_scheduler.StepLR(optimizer, args.lr_decay_epochs, args.lr_decay)
+if args.resume:
+    model, optimizer, start_epoch, best_miou = utils.load_checkpoint(model, optimizer, args.save_dir, args.name)
+else:
+    start_epoch = 0
+for epoch in range(start_epoch, args.epochs):
+    epoch_loss = train.run_epoch(args.print_step)
+    lr_updater.step()
+"""
+
+
+def test_a_fresh_epoch_scheduler_under_a_continued_loop_warns_at_its_constructor():
+    assert found(ENET, "TW131") == [("TW131", 4, "warning")]
+
+
+def test_a_scheduler_told_where_to_start_stays_quiet():
+    offset = ENET.replace("args.lr_decay)", "args.lr_decay, last_epoch=start_epoch - 1)")
+    assert found(offset, "TW131") == []
+    stepped = ENET.replace("lr_updater.step()", "lr_updater.step(epoch)")
+    assert found(stepped, "TW131") == []
+    forwarded = ENET.replace("for epoch in range(start_epoch", "for _ in range(start_epoch):\n    lr_updater.step()\n"
+                             "for epoch in range(start_epoch")
+    assert found(forwarded, "TW131") == []
+
+
+# eriklindernoren/PyTorch-GAN cyclegan.py (tests/lint/real): the LambdaLR's rule is given the epoch
+# the run starts from, so its schedule is right; the Adam optimizers are not restored.
+CYCLEGAN = """\
+import torch
+if opt.epoch != 0:
+    G_AB.load_state_dict(torch.load("saved_models/G_AB_%d.pth" % opt.epoch))
+optimizer_G = torch.optim.Adam(G_AB.parameters(), lr=opt.lr)
+lr_scheduler_G = torch.optim.lr_scheduler.LambdaLR(optimizer_G, lr_lambda=LambdaLR(opt.n_epochs, opt.epoch, 100).step)
+for epoch in range(opt.epoch, opt.n_epochs):
+    for batch in dataloader:
+        loss_G = criterion(G_AB(batch), batch)
+        loss_G.backward()
+        optimizer_G.step()
+    lr_scheduler_G.step()
+"""
+
+
+def test_a_load_run_when_the_start_epoch_says_so_is_a_resume_and_an_offset_schedule_is_right():
+    assert found(CYCLEGAN, "TW131") == [("TW131", 3, "warning")]
+
+
+def test_the_same_load_under_a_flag_the_loop_does_not_count_from_is_a_fine_tune():
+    flagged = CYCLEGAN.replace("if opt.epoch != 0:", "if opt.pretrained:")
+    assert found(flagged, "TW131") == []
+
+
+# chnsh/DCRNN_PyTorch dcrnn_supervisor.py (tests/lint/worked7): __init__ runs load_model() when
+# `epoch` > 0 and _train counts from self._epoch_num, with a fresh Adam and MultiStepLR.
+DCRNN = """\
+import torch
+class DCRNNSupervisor:
+    def __init__(self, **kwargs):
+        self._epoch_num = kwargs.get('epoch', 0)
+        if self._epoch_num > 0:
+            self.load_model()
+    def load_model(self):
+        checkpoint = torch.load('models/epo%d.tar' % self._epoch_num, map_location='cpu')
+        self.dcrnn_model.load_state_dict(checkpoint['model_state_dict'])
+    def _train(self, base_lr, steps, epochs):
+        optimizer = torch.optim.Adam(self.dcrnn_model.parameters(), lr=base_lr)
+        lr_scheduler = torch.optim.lr_scheduler.MultiStepLR(optimizer, milestones=steps, gamma=0.1)
+        for epoch_num in range(self._epoch_num, epochs):
+            for x, y in self._data['train_loader']:
+                loss = self._compute_loss(y, self.dcrnn_model(x))
+                loss.backward()
+                optimizer.step()
+            lr_scheduler.step()
+"""
+
+
+def test_a_load_guarded_by_the_counter_the_training_loop_starts_from_is_a_resume():
+    assert found(DCRNN, "TW131") == [("TW131", 9, "warning"), ("TW131", 12, "warning")]
+
+
+def test_a_loop_that_starts_at_zero_ties_nothing_to_the_load():
+    assert found(DCRNN.replace("range(self._epoch_num, epochs)", "range(epochs)"), "TW131") == []
