@@ -298,3 +298,8 @@ def test_a_load_guarded_by_the_counter_the_training_loop_starts_from_is_a_resume
 
 def test_a_loop_that_starts_at_zero_ties_nothing_to_the_load():
     assert found(DCRNN.replace("range(self._epoch_num, epochs)", "range(epochs)"), "TW131") == []
+
+
+def test_a_twin_whose_forward_runs_under_its_own_no_grad_stays_quiet():
+    own = ONLY_EVAL.replace("        preds = model(data)\n", "        with torch.no_grad():\n            preds = model(data)\n")
+    assert found(own, "TW132") == []

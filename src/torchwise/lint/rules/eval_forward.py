@@ -240,7 +240,7 @@ def _evaluation_site(ctx: FileContext, call: ast.Call) -> bool:
     callee = ctx.callee(call)
     if callee is None:
         return False
-    return any(model_object(ctx, c.func) for c in ctx.reached_calls(callee))
+    return any(model_object(ctx, c.func) and not ctx.under_no_grad(c) for c in ctx.reached_calls(callee))
 
 
 def _evaluation_call(ctx: FileContext, call: ast.Call) -> bool:
