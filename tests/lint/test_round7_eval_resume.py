@@ -94,10 +94,13 @@ def test_a_second_call_with_autograd_on_warns():
 
 
 def test_a_caller_of_the_caller_counts():
-    nested = VALIDATE.replace(
-        "    with torch.no_grad():\n        acc = validate(model, val_loader)\n",
-        "    acc = run_validation(model)\n",
-    ) + "def run_validation(model):\n    return validate(model, val_loader)\n"
+    nested = (
+        VALIDATE.replace(
+            "    with torch.no_grad():\n        acc = validate(model, val_loader)\n",
+            "    acc = run_validation(model)\n",
+        )
+        + "def run_validation(model):\n    return validate(model, val_loader)\n"
+    )
     assert found(nested, "TW104") == [("TW104", 5, "warning")]
     decorated = nested.replace("def run_validation", "@torch.inference_mode()\ndef run_validation")
     assert found(decorated, "TW104") == []
@@ -138,6 +141,11 @@ def test_an_evaluation_in_eval_mode_outside_the_no_grad_its_twin_runs_under_warn
 
 def test_the_same_call_in_train_mode_stays_quiet():
     assert found(ONLY_EVAL.replace("        model.eval()\n", "        model.train()\n"), "TW132") == []
+
+
+def test_a_twin_whose_forward_runs_under_its_own_no_grad_stays_quiet():
+    guarded = "        with torch.no_grad():\n            preds = model(data)\n"
+    assert found(ONLY_EVAL.replace("        preds = model(data)\n", guarded), "TW132") == []
 
 
 # --- TW131: the else of a test that there is nothing to resume from ------------------------------
@@ -237,8 +245,10 @@ def test_a_scheduler_told_where_to_start_stays_quiet():
     assert found(offset, "TW131") == []
     stepped = ENET.replace("lr_updater.step()", "lr_updater.step(epoch)")
     assert found(stepped, "TW131") == []
-    forwarded = ENET.replace("for epoch in range(start_epoch", "for _ in range(start_epoch):\n    lr_updater.step()\n"
-                             "for epoch in range(start_epoch")
+    forwarded = ENET.replace(
+        "for epoch in range(start_epoch",
+        "for _ in range(start_epoch):\n    lr_updater.step()\nfor epoch in range(start_epoch",
+    )
     assert found(forwarded, "TW131") == []
 
 
@@ -298,8 +308,3 @@ def test_a_load_guarded_by_the_counter_the_training_loop_starts_from_is_a_resume
 
 def test_a_loop_that_starts_at_zero_ties_nothing_to_the_load():
     assert found(DCRNN.replace("range(self._epoch_num, epochs)", "range(epochs)"), "TW131") == []
-
-
-def test_a_twin_whose_forward_runs_under_its_own_no_grad_stays_quiet():
-    own = ONLY_EVAL.replace("        preds = model(data)\n", "        with torch.no_grad():\n            preds = model(data)\n")
-    assert found(own, "TW132") == []
