@@ -63,6 +63,43 @@ def test_a_function_nothing_here_calls_is_info():
     assert found(alone, "TW132") == [("TW132", 6, "info")]
 
 
+# tkipf/pygcn pygcn/train.py (tests/lint/real): train() backpropagates, then switches to eval()
+# and runs the full-graph forward again to score the validation nodes, with autograd on.
+PYGCN = """\
+import torch
+import torch.nn.functional as F
+optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
+def train(epoch):
+    model.train()
+    optimizer.zero_grad()
+    output = model(features, adj)
+    loss_train = F.nll_loss(output[idx_train], labels[idx_train])
+    loss_train.backward()
+    optimizer.step()
+    if not args.fastmode:
+        model.eval()
+        output = model(features, adj)
+    loss_val = F.nll_loss(output[idx_val], labels[idx_val])
+    print(loss_train.item(), loss_val.item())
+for epoch in range(args.epochs):
+    train(epoch)
+"""
+
+
+def test_a_forward_after_eval_scored_on_validation_data_warns():
+    assert found(PYGCN, "TW104", "TW132") == [("TW132", 13, "warning")]
+
+
+def test_the_same_forward_scored_on_nothing_named_for_evaluation_stays_quiet():
+    plain = PYGCN.replace("output[idx_val], labels[idx_val]", "output[idx], labels[idx]")
+    assert found(plain, "TW132") == []
+
+
+def test_the_same_forward_trained_on_afterwards_stays_quiet():
+    trained = PYGCN.replace("    print(loss_train.item(), loss_val.item())\n", "    loss_val.backward()\n")
+    assert found(trained, "TW132") == []
+
+
 # --- TW104: a no_grad set by every caller of the function ----------------------------------------
 
 # A validate() over the validation loader that the training loop calls under torch.no_grad()

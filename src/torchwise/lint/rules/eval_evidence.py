@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import ast
 
+from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.rules.callers import call_sites, used_here
-from torchwise.lint.rules.eval_forward import feeds_backward, from_environment, grad_off_before
+from torchwise.lint.rules.eval_forward import EVAL_DATA_WORDS, feeds_backward, from_environment, grad_off_before
 from torchwise.lint.rules.evaluation import uses_gradients
 from torchwise.lint.rules.modes import last_mode_before
 
@@ -22,6 +23,41 @@ def evaluates_in_eval_mode(ctx: FileContext, loop: ast.AST, model_calls: list[as
     by the file's own say an evaluation, whatever its names."""
     if not isinstance(loop, ast.For) or not model_calls:
         return False
+    return _nothing_trained_after(ctx, loop, model_calls)
+
+
+def scores_in_eval_mode(ctx: FileContext, call: ast.Call) -> bool:
+    """A single forward, outside any loop, after ``model.eval()`` in its function, whose output is
+    then read together with evaluation data (``output[idx_val]``, ``labels[idx_test]``) and never
+    trained on (pygcn's ``train()`` scores the validation nodes with the full-graph forward it
+    makes after ``model.eval()``). A forward on one observation with no such data (a policy
+    acting) is left alone."""
+    statement = ctx.statement(call)
+    if ctx.loops(call) or not isinstance(statement, ast.Assign):
+        return False
+    names = {n for t in statement.targets for part in ast.walk(t) if (n := dotted(part))}
+    return _read_with_eval_data(ctx, statement, names) and _nothing_trained_after(ctx, call, [call])
+
+
+def _read_with_eval_data(ctx: FileContext, statement: ast.Assign, names: set[str]) -> bool:
+    """A later statement of the same scope reads one of ``names`` beside a name that says
+    validation or test data, before the names are given anything else."""
+    later = sorted(
+        (s for s in ctx.walk(ctx.scope_of(statement)) if isinstance(s, ast.stmt) and position(s) > position(statement)),
+        key=position,
+    )
+    for node in later:
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.Expr | ast.Return) and node.value is not None:
+            read = {dotted(n) for n in ast.walk(node.value) if isinstance(n, ast.Name | ast.Attribute)}
+            if names & read and any(EVAL_DATA_WORDS.search((r or "").rsplit(".", 1)[-1]) for r in read):
+                return True
+            if isinstance(node, ast.Assign) and names & {dotted(t) for t in node.targets}:
+                return False
+    return False
+
+
+def _nothing_trained_after(ctx: FileContext, node: ast.AST, model_calls: list[ast.Call]) -> bool:
+    loop = node
     scope = ctx.scope_of(loop)
     if last_mode_before(ctx, scope, loop) != "eval":
         return False
@@ -40,11 +76,12 @@ def evaluates_in_eval_mode(ctx: FileContext, loop: ast.AST, model_calls: list[as
     return not any(feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites)
 
 
-def eval_mode_hit(ctx: FileContext, call: ast.Call, loop: ast.AST, function: ast.AST | None) -> Hit:
-    """The report for a forward in a loop that only the model's ``eval()`` before it shows to be an
+def eval_mode_hit(ctx: FileContext, call: ast.Call, loop: ast.AST | None, function: ast.AST | None) -> Hit:
+    """The report for a forward that only the model's ``eval()`` before it shows to be an
     evaluation: info where nothing in this file calls the function (a caller elsewhere may turn
     autograd off)."""
-    what = f"{ast.unparse(call.func)}(...) runs in eval mode with autograd on in the loop on line {loop.lineno}"
+    where = f"in the loop on line {loop.lineno}" if isinstance(loop, ast.stmt) else "on evaluation data"
+    what = f"{ast.unparse(call.func)}(...) runs in eval mode with autograd on {where}"
     if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and not used_here(ctx, function):
         return Hit(call, f"{what}, unless a caller outside this file turns it off", level=Level.INFO)
     return Hit(call, f"{what}: no torch.no_grad() here, and nothing after it trains")

@@ -15,7 +15,7 @@ from torchwise.lint.rules.grad_scope import grad_off_by_callers, switched_off_be
 from torchwise.lint.rules.modes import last_mode_before
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
-_EVAL_DATA_WORDS = re.compile(
+EVAL_DATA_WORDS = re.compile(
     r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I
 )
 
@@ -139,11 +139,9 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
     stored actions for the loss). A backward run by a function of this file that the result is
     handed to counts (LoRA's ``train_validate()`` passes its loss to ``optimizer_step()``).
-    Whatever the names, a forward in a ``for`` loop after ``model.eval()`` in the same function,
-    with nothing trained after it, no result handed to a backward and no caller here turning
-    autograd off, is an evaluation (powerful-gnns' ``pass_data_iteratively``); so is a call made
-    after ``model.eval()`` that the file also makes under no_grad (fast-autoaugment's
-    ``--only-eval`` ``run_epoch(...)``).
+    After ``model.eval()`` with nothing trained after it (whatever the names): a forward in a
+    ``for`` loop (powerful-gnns), one whose output is scored on validation data (pygcn's
+    ``output[idx_val]``), a call the file also makes under no_grad (fast-autoaugment's run_epoch).
     Cannot see: a caller in another file (where only the function's name says evaluation and
     nothing here calls it, it is reported as info); a no_grad set by such a caller; an
     evaluation with neither a volatile input nor evaluation-like data in a function with a
@@ -152,7 +150,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
     """
-    from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode
+    from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
     from torchwise.lint.rules.evaluation import evaluation_loops
 
     yield from _unguarded_repeats(ctx)
@@ -164,13 +162,13 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             continue  # TW104 names the loop
         scope = ctx.scope_of(call)
         function = ctx.function(call)
-        on_eval_data = any(_EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
-        eval_name = bool(function and _EVAL_DATA_WORDS.search(function.name))
+        on_eval_data = any(EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
+        eval_name = bool(function and EVAL_DATA_WORDS.search(function.name))
         in_eval_function = function is not None and eval_name and not _backpropagates(ctx, function)
         volatile = _volatile_input(ctx, call, scope)
         over_a_set = _inference_over_a_set(ctx, call)
         loops = ctx.loops(call)
-        in_eval_mode = bool(loops) and evaluates_in_eval_mode(ctx, loops[0], [call])
+        in_eval_mode = evaluates_in_eval_mode(ctx, loops[0], [call]) if loops else scores_in_eval_mode(ctx, call)
         evidence = on_eval_data or in_eval_function or volatile or over_a_set
         if not (evidence or in_eval_mode) or grad_off_before(ctx, scope, call):
             continue
@@ -179,7 +177,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         if function is not None and grad_off_by_callers(ctx, function):
             continue
         if in_eval_mode and not evidence:
-            yield eval_mode_hit(ctx, call, loops[0], function)
+            yield eval_mode_hit(ctx, call, loops[0] if loops else None, function)
             continue
         sites = call_sites(ctx, function) if function is not None else []
         if in_eval_function and not (on_eval_data or volatile or over_a_set):
@@ -247,7 +245,7 @@ def _evaluation_call(ctx: FileContext, call: ast.Call) -> bool:
     """``trainer.val(...)``, ``evaluate(...)``: named for evaluation, not ``model.eval()`` (a mode
     switch) nor a local ``train_val_loop(...)`` that trains (its backward decides)."""
     name = (dotted(call.func) or "").rsplit(".", 1)[-1]
-    if not _EVAL_DATA_WORDS.search(name) or name == "eval":
+    if not EVAL_DATA_WORDS.search(name) or name == "eval":
         return False
     callee = ctx.callee(call)
     if callee is not None:
