@@ -79,8 +79,9 @@ def test_round3_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_3)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     # Round 5: TW141 finds pytorch-a3c's gradients shared by reference, TW137 DDPG's np.float.
-    assert (result["bugs"], len(result["found"])) == (19, 14)
-    assert (result["warnings+errors"], len(result["right"])) == (13, 13)
+    # Round 7: TW131 finds DDPG's --load, which reads back the actor.pth its agent.save() writes.
+    assert (result["bugs"], len(result["found"])) == (19, 15)
+    assert (result["warnings+errors"], len(result["right"])) == (14, 14)
 
 
 @pytest.mark.parametrize(

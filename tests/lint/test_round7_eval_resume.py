@@ -345,3 +345,48 @@ def test_a_load_guarded_by_the_counter_the_training_loop_starts_from_is_a_resume
 
 def test_a_loop_that_starts_at_zero_ties_nothing_to_the_load():
     assert found(DCRNN.replace("range(self._epoch_num, epochs)", "range(epochs)"), "TW131") == []
+
+
+# --- TW131: a load of the very files the training saves -------------------------------------------
+
+# sweetice/Deep-reinforcement-learning-with-pytorch Char05 DDPG/DDPG.py (tests/lint/worked3):
+# --load reads back actor.pth and critic.pth, which agent.save() writes while it trains; the two
+# Adam optimizers are never saved.
+DDPG = """\
+import torch
+import torch.optim as optim
+class DDPG(object):
+    def __init__(self, state_dim, action_dim):
+        self.actor = Actor(state_dim, action_dim).to(device)
+        self.actor_optimizer = optim.Adam(self.actor.parameters(), lr=1e-4)
+    def update(self):
+        actor_loss = -self.critic(state, self.actor(state)).mean()
+        self.actor_optimizer.zero_grad()
+        actor_loss.backward()
+        self.actor_optimizer.step()
+    def save(self):
+        torch.save(self.actor.state_dict(), directory + 'actor.pth')
+    def load(self):
+        self.actor.load_state_dict(torch.load(directory + 'actor.pth'))
+def main():
+    agent = DDPG(state_dim, action_dim)
+    if args.load: agent.load()
+    for i in range(args.max_episode):
+        agent.update()
+        if i % args.log_interval == 0:
+            agent.save()
+"""
+
+
+def test_a_load_of_what_the_training_saves_followed_by_training_is_a_resume():
+    assert found(DDPG, "TW131") == [("TW131", 15, "warning")]
+
+
+def test_the_same_load_followed_by_no_training_stays_quiet():
+    tested = DDPG.replace("        agent.update()\n", "        agent.act(state)\n")
+    assert found(tested, "TW131") == []
+
+
+def test_a_load_of_a_file_the_script_never_writes_stays_quiet():
+    other = DDPG.replace("torch.load(directory + 'actor.pth')", "torch.load(args.pretrained_actor)")
+    assert found(other, "TW131") == []

@@ -15,6 +15,7 @@ from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.data import argparse_option
 from torchwise.lint.rules.resume_count import continues_count
+from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
@@ -119,7 +120,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     after ``if args.resume: ckpt = load_checkpoint(...)``). The ``else:`` of ``if args.resume_net is
     None:`` is a resume (RFBNet), and so is any weights load whose branch sets, or whose ``if`` tests,
     the number a training loop then counts from (SASRec's ``--state_dict_path`` sets
-    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``).
+    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``),
+    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
@@ -143,7 +145,11 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
     loads = [c for c in ctx.calls if restores_weights(ctx, c)]
-    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c) or continues_count(ctx, c)]
+    anchors = [
+        c
+        for c in loads
+        if in_resume(ctx, c) or _state_from_resume(ctx, c) or continues_count(ctx, c) or resumes_own_checkpoint(ctx, c)
+    ]
     anchors += [c for c in helpers if in_resume(ctx, c) or any(ctx.kind(a) == "optimizer" for a in c.args)]
     schedule_lost = "scheduler" not in restored and _schedule_restarts(ctx)
     if not (missing or schedule_lost or anchors):
@@ -155,7 +161,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     first: dict[int, ast.Call] = {}
     for call in sorted(anchors, key=position):
         scope = ctx.scope_of(call)
-        if first and id(scope) not in first and not _trains_after(ctx, scope, call):
+        if first and id(scope) not in first and not trains_after(ctx, scope, call):
             continue  # drn's test_model() reads --resume's weights to evaluate them
         first.setdefault(id(scope), call)
     for call in first.values():
@@ -254,7 +260,7 @@ def _hands_unknown(ctx: FileContext, call: ast.Call) -> bool:
 _AVERAGED = re.compile(r"(^|_)(ema|swa)(_|$)", re.I)
 
 
-def _trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
+def trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
     """A backward or an optimizer step after ``call`` in ``scope`` or in the functions of this
     file it calls there: what was restored is trained on."""
     later = [c for c in ctx.calls_in(scope) if position(c) > position(call)]
