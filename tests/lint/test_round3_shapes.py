@@ -206,7 +206,14 @@ def test_a_forward_on_a_volatile_variable_is_reported():
 
 
 def test_a_plain_variable_in_a_neutral_loop_stays_quiet():
-    assert codes(LFW.replace(", volatile=True", ""), "TW132") == []
+    # without volatile=True and without net.eval() nothing says the loop evaluates
+    plain = LFW.replace(", volatile=True", "").replace("net.eval()\n", "")
+    assert codes(plain, "TW132") == []
+
+
+def test_a_plain_variable_in_a_loop_after_eval_that_nothing_trains_on_is_reported():
+    # round 7: net.eval() before the loop, and nothing after it trains, says it evaluates
+    assert codes(LFW.replace(", volatile=True", ""), "TW132") == [("TW132", 8)]
 
 
 def test_a_volatile_input_under_no_grad_stays_quiet():

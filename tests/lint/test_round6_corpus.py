@@ -83,5 +83,7 @@ def test_round6_held_out_half_stays_at_its_floor():
     # entry this file only ever saves as a state dict as no module), nothing found was lost.
     result = bench.load("lint_recall").measure(HELD_OUT_6)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (23, 9)
-    assert (result["warnings+errors"], len(result["right"])) == (6, 6)
+    # round 7 (lint7a): 4 more found, each by a warning on its bug's line (TW132 on powerful-gnns'
+    # pass_data_iteratively and fast-autoaugment's --only-eval pass, TW131 on RFBNet's and SASRec's resumes)
+    assert (result["bugs"], len(result["found"])) == (23, 13)
+    assert (result["warnings+errors"], len(result["right"])) == (10, 10)

@@ -86,7 +86,7 @@ def _loads_weights(ctx: FileContext, load: ast.Call) -> bool:
     return any(_WEIGHT_NAMES.search(dotted(t) or "") for t in targets)
 
 
-def _file_argument(call: ast.Call) -> ast.expr | None:
+def file_argument(call: ast.Call) -> ast.expr | None:
     """The file of ``torch.load(f)`` (first argument) / ``torch.save(obj, f)`` (second)."""
     index = 1 if (dotted(call.func) or "").endswith("save") else 0
     value = keyword(call, "f")
@@ -95,7 +95,7 @@ def _file_argument(call: ast.Call) -> ast.expr | None:
     return value
 
 
-def _path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
+def path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
     """The path a file argument names: ``f`` bound by ``with open(path) as f`` reads as path,
     and a formatted name reads as its template (``'{}.pkl'.format(epoch)`` and
     ``'{}.pkl'.format(best_epoch)`` name files of one family). A bare variable names a file
@@ -138,23 +138,23 @@ def _is_str(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
-def _saves(ctx: FileContext) -> list[tuple[ast.Call, str | None]]:
-    return ctx.memo("saves", lambda: [(c, _path_text(ctx, _file_argument(c))) for c in _calls_to(ctx, "torch.save")])
+def saves_with_paths(ctx: FileContext) -> list[tuple[ast.Call, str | None]]:
+    return ctx.memo("saves", lambda: [(c, path_text(ctx, file_argument(c))) for c in _calls_to(ctx, "torch.save")])
 
 
 def _saved_here(ctx: FileContext, load: ast.Call) -> bool:
     """A path this file writes: earlier in the same run (reloaded on the device that wrote
     it), or only ever with tensors that are not weights (a cache of host data)."""
-    path = _path_text(ctx, _file_argument(load))
-    saves = [save for save, saved in _saves(ctx) if path is not None and saved == path]
-    if any(_same_run_before(ctx, save, load) for save in saves):
+    path = path_text(ctx, file_argument(load))
+    saves = [save for save, saved in saves_with_paths(ctx) if path is not None and saved == path]
+    if any(same_run_before(ctx, save, load) for save in saves):
         return True
     if saves and not ctx.mentions_accelerator:
         return True  # written by this CPU-only script: host tensors load anywhere
     return bool(saves) and not any(_saves_weights(ctx, save) for save in saves)
 
 
-def _same_run_before(ctx: FileContext, save: ast.Call, load: ast.Call) -> bool:
+def same_run_before(ctx: FileContext, save: ast.Call, load: ast.Call) -> bool:
     """The save runs before the load in one run: earlier in the same function, or in a function
     that a caller runs before the load's (``train_rnn(); sample()``). A save in
     ``save_checkpoint()`` and a load in ``load_checkpoint()`` with no such order belong to
@@ -182,8 +182,8 @@ def _saves_weights(ctx: FileContext, save: ast.Call) -> bool:
 
 
 def _whole_module_saved_to(ctx: FileContext, load: ast.Call) -> ast.Call | None:
-    path = _path_text(ctx, _file_argument(load))
-    for save, saved in _saves(ctx):
+    path = path_text(ctx, file_argument(load))
+    for save, saved in saves_with_paths(ctx):
         obj = save.args[0] if save.args else keyword(save, "obj")
         if saved == path and obj is not None and ctx.kind(obj) == "model":
             return save
@@ -230,10 +230,10 @@ def _saved_here_as_weights(ctx: FileContext, load: ast.Call, key: ast.expr) -> b
     dict or None (``'ema': ema.state_dict() if ema is not None else None``): a module method
     called on that entry is a branch for checkpoints of other shapes, not this file's
     (fast-autoaugment's ``data['ema'].state_dict()`` behind ``isinstance(..., dict)``)."""
-    path = _path_text(ctx, _file_argument(load))
+    path = path_text(ctx, file_argument(load))
     values = [
         value
-        for save, saved in _saves(ctx)
+        for save, saved in saves_with_paths(ctx)
         if path is not None and saved == path and save.args and isinstance(save.args[0], ast.Dict)
         for entry, value in zip(save.args[0].keys, save.args[0].values, strict=True)
         if entry is not None and ast.dump(entry) == ast.dump(key)

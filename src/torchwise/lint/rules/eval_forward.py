@@ -11,14 +11,16 @@ from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
+from torchwise.lint.rules.grad_scope import grad_off_by_callers, switched_off_before
+from torchwise.lint.rules.modes import last_mode_before
 
 # test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
-_EVAL_DATA_WORDS = re.compile(
+EVAL_DATA_WORDS = re.compile(
     r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I
 )
 
 
-def _model_object(ctx: FileContext, func: ast.expr) -> bool:
+def model_object(ctx: FileContext, func: ast.expr) -> bool:
     """``model(x)`` / ``self.net(x)``: a model held in a variable, not ``evaluate_model(...)``
     (a function of this file), ``LinearClassifier(...)`` (a class) or ``accelerator.unwrap_model``."""
     name = dotted(func)
@@ -40,7 +42,7 @@ def _targets(node: ast.Assign | ast.AugAssign) -> set[str]:
     return {d for t in targets for n in ast.walk(t) if (d := dotted(n))}
 
 
-def _feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
+def feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
     """Whether ``call``'s result reaches a ``backward()`` later in ``scope``: names are
     followed through assignments in source order, and a name assigned anew from something
     else stops carrying it (``pred`` of the test pass is not the ``pred`` trained on later)."""
@@ -85,11 +87,8 @@ def _backpropagates(ctx: FileContext, root: ast.AST) -> bool:
     return any(ctx.is_backward(c) for c in ctx.reached_calls(root, 2))
 
 
-def _grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
-    return any(
-        ctx.is_no_grad(c) and position(c) < position(node) and isinstance(ctx.parents.get(c), ast.Expr)
-        for c in ctx.calls_in(scope)
-    ) or _frozen_before(ctx, scope, node)
+def grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
+    return switched_off_before(ctx, scope, node) or _frozen_before(ctx, scope, node)
 
 
 def _frozen_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
@@ -140,6 +139,9 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
     stored actions for the loss). A backward run by a function of this file that the result is
     handed to counts (LoRA's ``train_validate()`` passes its loss to ``optimizer_step()``).
+    After ``model.eval()`` with nothing trained after it (whatever the names): a forward in a
+    ``for`` loop (powerful-gnns), one whose output is scored on validation data (pygcn's
+    ``output[idx_val]``), a call the file also makes under no_grad (fast-autoaugment's run_epoch).
     Cannot see: a caller in another file (where only the function's name says evaluation and
     nothing here calls it, it is reported as info); a no_grad set by such a caller; an
     evaluation with neither a volatile input nor evaluation-like data in a function with a
@@ -148,36 +150,43 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
     """
+    from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
     from torchwise.lint.rules.evaluation import evaluation_loops
 
     yield from _unguarded_repeats(ctx)
     reported_loops = [loop for loop, no_grad in evaluation_loops(ctx) if not no_grad]
     for call in ctx.calls:
-        if not _model_object(ctx, call.func) or ctx.under_no_grad(call):
+        if not model_object(ctx, call.func) or ctx.under_no_grad(call):
             continue
         if any(loop in ctx.ancestors(call) for loop in reported_loops):
             continue  # TW104 names the loop
         scope = ctx.scope_of(call)
         function = ctx.function(call)
-        on_eval_data = any(_EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
-        eval_name = bool(function and _EVAL_DATA_WORDS.search(function.name))
+        on_eval_data = any(EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
+        eval_name = bool(function and EVAL_DATA_WORDS.search(function.name))
         in_eval_function = function is not None and eval_name and not _backpropagates(ctx, function)
         volatile = _volatile_input(ctx, call, scope)
         over_a_set = _inference_over_a_set(ctx, call)
-        if not (on_eval_data or in_eval_function or volatile or over_a_set) or _grad_off_before(ctx, scope, call):
+        loops = ctx.loops(call)
+        in_eval_mode = evaluates_in_eval_mode(ctx, loops[0], [call]) if loops else scores_in_eval_mode(ctx, call)
+        evidence = on_eval_data or in_eval_function or volatile or over_a_set
+        if not (evidence or in_eval_mode) or grad_off_before(ctx, scope, call):
             continue
-        if _feeds_backward(ctx, call, scope):
+        if feeds_backward(ctx, call, scope):
             continue
-        if function is not None and _called_only_under_no_grad(ctx, function):
+        if function is not None and grad_off_by_callers(ctx, function):
+            continue
+        if in_eval_mode and not evidence:
+            yield eval_mode_hit(ctx, call, loops[0] if loops else None, function)
             continue
         sites = call_sites(ctx, function) if function is not None else []
         if in_eval_function and not (on_eval_data or volatile or over_a_set):
-            if _from_environment(ctx, call, scope):
+            if from_environment(ctx, call, scope):
                 what = f"{ast.unparse(call.func)}(...) acts on one observation of its environment at a time"
                 yield Hit(call, f"{what} with autograd on (each step's graph is dropped at the next)", level=Level.INFO)
                 continue
             # Only the function's name says evaluation: its callers decide.
-            if any(_feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites):
+            if any(feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites):
                 continue  # PPO's evaluate(): its log-probs are the loss that update() backpropagates
             if not sites:
                 what = f"{ast.unparse(call.func)}(...) evaluates with autograd on"
@@ -203,26 +212,40 @@ def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
     guarded: dict[str, ast.Call] = {}
     for call in ctx.calls:
         name = dotted(call.func)
-        if name and _evaluation_call(ctx, call) and ctx.under_no_grad(call):
+        if name and _evaluation_site(ctx, call) and ctx.under_no_grad(call):
             guarded.setdefault(name, call)
     for call in ctx.calls:
         other = guarded.get(dotted(call.func) or "")
-        if other is None or other is call or ctx.under_no_grad(call):
+        if other is None or other is call or ctx.under_no_grad(call) or not _evaluation_site(ctx, call):
             continue
-        if _feeds_backward(ctx, call, ctx.scope_of(call)) or _grad_off_before(ctx, ctx.scope_of(call), call):
+        if feeds_backward(ctx, call, ctx.scope_of(call)) or grad_off_before(ctx, ctx.scope_of(call), call):
             continue
         function = ctx.function(call)
-        if function is not None and _called_only_under_no_grad(ctx, function):
+        if function is not None and grad_off_by_callers(ctx, function):
             continue
         what = ast.unparse(call.func)
         yield Hit(call, f"{what}(...) runs with autograd on; line {other.lineno} runs it under torch.no_grad()")
+
+
+def _evaluation_site(ctx: FileContext, call: ast.Call) -> bool:
+    """An evaluation call by its name, or one made right after ``model.eval()`` in its scope that
+    runs a model (fast-autoaugment's ``--only-eval`` pass: ``model.eval()`` then
+    ``run_epoch(model, trainloader, criterion, None, ...)``, the function its training calls too)."""
+    if _evaluation_call(ctx, call):
+        return True
+    if last_mode_before(ctx, ctx.scope_of(call), call) != "eval":
+        return False
+    callee = ctx.callee(call)
+    if callee is None:
+        return False
+    return any(model_object(ctx, c.func) and not ctx.under_no_grad(c) for c in ctx.reached_calls(callee))
 
 
 def _evaluation_call(ctx: FileContext, call: ast.Call) -> bool:
     """``trainer.val(...)``, ``evaluate(...)``: named for evaluation, not ``model.eval()`` (a mode
     switch) nor a local ``train_val_loop(...)`` that trains (its backward decides)."""
     name = (dotted(call.func) or "").rsplit(".", 1)[-1]
-    if not _EVAL_DATA_WORDS.search(name) or name == "eval":
+    if not EVAL_DATA_WORDS.search(name) or name == "eval":
         return False
     callee = ctx.callee(call)
     if callee is not None:
@@ -290,11 +313,6 @@ def _is_variable(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and (dotted(node.func) or "").rsplit(".", 1)[-1] == "Variable"
 
 
-def _called_only_under_no_grad(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    sites = [c for c in ctx.calls if ctx.callee(c) is function]
-    return bool(sites) and all(ctx.under_no_grad(s) for s in sites)
-
-
 def _never_trains(ctx: FileContext) -> bool:
     """No ``backward()``, no ``step()`` or ``zero_grad()``, no ``torch.optim`` and no gradient asked
     for (``torch.autograd.grad``, ``requires_grad_``) in the file: an evaluation or inference
@@ -346,7 +364,7 @@ def _module_class(node: ast.AST | None) -> bool:
 _ENVIRONMENT = re.compile(r"(^|[._])envs?$")
 
 
-def _from_environment(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
+def from_environment(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
     """An argument given an environment's observation in the scope (``state = env.reset()``,
     ``state, reward, done, info = env.step(action)``): a policy acting one step at a time
     (Super-mario-bros-PPO's test.py), not an evaluation over a data set."""
@@ -371,12 +389,12 @@ def _periodic_samples(ctx: FileContext) -> Iterator[Hit]:
         if isinstance(func, ast.Attribute) and func.attr == "module":
             func = func.value  # DDP's generator.module(...) runs the wrapped model
         loops = ctx.loops(call)
-        if not loops or not _model_object(ctx, func) or ctx.under_no_grad(call):
+        if not loops or not model_object(ctx, func) or ctx.under_no_grad(call):
             continue
         if ctx.modulo_guard(call, loops[0]) is None or not ctx.has_backward(loops[0]):
             continue
         scope = ctx.scope_of(call)
-        if _feeds_backward(ctx, call, scope) or _grad_off_before(ctx, scope, call):
+        if feeds_backward(ctx, call, scope) or grad_off_before(ctx, scope, call):
             continue
         what = f"{ast.unparse(call.func)}(...) runs every few steps with autograd on"
         yield Hit(call, f"{what}, and its result never reaches backward()", level=Level.INFO)

@@ -13,6 +13,7 @@ from torchwise.lint.findings import Hit, Level
 from torchwise.lint.kinds import classify
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import used_here
+from torchwise.lint.rules.grad_scope import grad_off_by_callers, switched_off_before
 from torchwise.lint.rules.modes import direct_mode, last_mode_before, mode_free, mode_hit, mode_of_call, mode_switches
 
 # val_loader, testloader, validate, evaluate, dev_set; not interval, latest or device.
@@ -38,16 +39,13 @@ def _deliberately_in_train_mode(ctx: FileContext, scope: ast.AST, loop: ast.AST)
 def _grad_disabled(ctx: FileContext, loop: ast.AST) -> bool:
     if ctx.under_no_grad(loop):
         return True
+    function = ctx.function(loop)
+    if function is not None and grad_off_by_callers(ctx, function):
+        return True  # every caller here runs it under no_grad (a decorator or a `with` of theirs)
     inside = any(
         isinstance(n, ast.With) and any(ctx.is_no_grad(i.context_expr) for i in n.items) for n in ctx.walk(loop)
     )
-    scope = ctx.scope_of(loop)
-    switched_off = any(
-        ctx.is_no_grad(c) and position(c) < position(loop)
-        for c in ctx.calls_in(scope)
-        if isinstance(ctx.parents.get(c), ast.Expr)
-    )
-    return inside or switched_off
+    return inside or switched_off_before(ctx, ctx.scope_of(loop), loop)
 
 
 _NOT_MODELS = frozenset({"optimizer", "scheduler", "scaler", "state"})
@@ -63,7 +61,7 @@ def _data_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, ast.expr]]:
             yield node, node.generators[0].iter
 
 
-def _uses_gradients(ctx: FileContext, call: ast.Call) -> bool:
+def uses_gradients(ctx: FileContext, call: ast.Call) -> bool:
     """Training, or gradients on purpose (saliency maps, adversarial examples)."""
     if ctx.is_backward(call) or ctx.is_optimizer_step(call):
         return True
@@ -108,7 +106,7 @@ def _find_evaluation_loops(ctx: FileContext) -> Iterator[tuple[ast.AST, bool]]:
         if not names:
             continue
         reached = ctx.reached_calls(loop)
-        if any(_uses_gradients(ctx, c) for c in reached):
+        if any(uses_gradients(ctx, c) for c in reached):
             continue
         switched = _switched_models(ctx)
         if not any(
@@ -320,6 +318,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     never comes: evaluation takes about twice the memory and runs slower.
     Fix: ``with torch.no_grad():`` (or ``torch.inference_mode()``) around the loop, or the
     ``@torch.no_grad()`` decorator on the evaluation function.
+    A no_grad that every caller in this file sets (a ``with`` around the call, a decorator on the
+    calling function, ``torch.set_grad_enabled(False)`` before it), followed up the callers, counts.
     Cannot see: a no_grad set by a caller in another file (a loop in a function nothing in this
     file calls or hands on is reported as info), a loop it does not recognise as evaluation
     (no data-like name, no eval()), or a forward inside a method (``model.predict(x)``) of an

@@ -14,6 +14,9 @@ from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.data import argparse_option
+from torchwise.lint.rules.resume_count import continues_count
+from torchwise.lint.rules.resume_own import resumes_own_checkpoint
+from torchwise.lint.rules.resume_schedule import restarted_schedules
 
 _RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
 # `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
@@ -74,7 +77,13 @@ def _initial_weights(ctx: FileContext, test: ast.expr, text: str) -> bool:
 
 
 def _negated(test: ast.expr) -> bool:
-    return isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    """``not args.resume``, ``args.resume_net is None`` / ``== None`` / ``== ''``: the test holds
+    when there is nothing to resume from, so its ``else:`` is the resume (RFBNet's train_RFB.py)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return True
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq)):
+        return False
+    return any(isinstance(side, ast.Constant) and side.value in (None, "") for side in (test.left, *test.comparators))
 
 
 def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
@@ -108,15 +117,21 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     A load in a helper whose state comes in as a parameter counts when a caller here passes a
     value it was given under a resume branch (AdaBound's ``build_model(args, device, ckpt=ckpt)``
-    after ``if args.resume: ckpt = load_checkpoint(...)``).
+    after ``if args.resume: ckpt = load_checkpoint(...)``). The ``else:`` of ``if args.resume_net is
+    None:`` is a resume (RFBNet), and so is any weights load whose branch sets, or whose ``if`` tests,
+    the number a training loop then counts from (SASRec's ``--state_dict_path`` sets
+    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``),
+    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
     of a resume branch (pytorch_image_classification's ``elif config.train.checkpoint:``), is
     taken for fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
     resume must lose its place: stepped every batch, or stepped with a counter that is only
-    ever set to a constant (``scheduler.step(train_step)``, ``train_step = 0``); an epoch
-    scheduler rebuilt from the restored epoch is often right and is not reported.
+    ever set to a constant (``scheduler.step(train_step)``, ``train_step = 0``), or stepped once
+    per epoch of a loop that continues from the resumed epoch while it was built afresh (reported
+    at its constructor); an epoch scheduler told where to start (``last_epoch=``, ``step(epoch)``,
+    a rule given the start epoch, a fast-forward loop) is not reported.
     """
     restored = {ctx.kind(receiver(c)) for c in ctx.calls if method(c) == "load_state_dict" or method(c) == "load_state"}
     restored |= _handed_on(ctx)
@@ -124,11 +139,17 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     restored |= {ctx.kind(a) for c in helpers for a in [*c.args, *(k.value for k in c.keywords)]}
     if any(method(c) == "load_state" for c in ctx.calls):
         return  # accelerator.load_state / a library's whole-state restore
+    if "scheduler" not in restored:
+        yield from restarted_schedules(ctx)
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
-    loads = [c for c in ctx.calls if _restores_weights(ctx, c)]
-    anchors = [c for c in loads if in_resume(ctx, c) or _state_from_resume(ctx, c)]
+    loads = [c for c in ctx.calls if restores_weights(ctx, c)]
+    anchors = [
+        c
+        for c in loads
+        if in_resume(ctx, c) or _state_from_resume(ctx, c) or continues_count(ctx, c) or resumes_own_checkpoint(ctx, c)
+    ]
     anchors += [c for c in helpers if in_resume(ctx, c) or any(ctx.kind(a) == "optimizer" for a in c.args)]
     schedule_lost = "scheduler" not in restored and _schedule_restarts(ctx)
     if not (missing or schedule_lost or anchors):
@@ -140,7 +161,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     first: dict[int, ast.Call] = {}
     for call in sorted(anchors, key=position):
         scope = ctx.scope_of(call)
-        if first and id(scope) not in first and not _trains_after(ctx, scope, call):
+        if first and id(scope) not in first and not trains_after(ctx, scope, call):
             continue  # drn's test_model() reads --resume's weights to evaluate them
         first.setdefault(id(scope), call)
     for call in first.values():
@@ -239,7 +260,7 @@ def _hands_unknown(ctx: FileContext, call: ast.Call) -> bool:
 _AVERAGED = re.compile(r"(^|_)(ema|swa)(_|$)", re.I)
 
 
-def _trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
+def trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
     """A backward or an optimizer step after ``call`` in ``scope`` or in the functions of this
     file it calls there: what was restored is trained on."""
     later = [c for c in ctx.calls_in(scope) if position(c) > position(call)]
@@ -270,12 +291,14 @@ def epochs_restart(ctx: FileContext, anchor: ast.Call) -> bool:
             continue
         if len(walked.args) > 1 and not isinstance(walked.args[0], ast.Constant):
             continue  # range(start_epoch, n): the resume's epoch decides
+        if any(isinstance(n, ast.AugAssign) and dotted(n.target) == dotted(loop.target) for n in loop.body):
+            continue  # `epoch += start_epoch` as it runs (Towards-Realtime-MOT): the count goes on
         if any(ctx.is_scheduler_step(c) and not c.args for c in ctx.reached_calls(loop, 1)):
             return True
     return False
 
 
-def _restores_weights(ctx: FileContext, call: ast.Call) -> bool:
+def restores_weights(ctx: FileContext, call: ast.Call) -> bool:
     """``model.load_state_dict(...)`` / ``net.load_weights(...)``, or ``model = torch.load(f)``."""
     if method(call) in _LOADS and ctx.kind(receiver(call)) == "model":
         return True

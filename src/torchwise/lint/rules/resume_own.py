@@ -1,0 +1,64 @@
+"""A weights load that reads back what this script itself saves while it trains: the same path
+(by its template) that a ``torch.save`` of the training writes, loaded before any such save of the
+run and followed by training. It continues this script's own run, whatever its option is called
+(DDPG's ``if args.load: agent.load()`` reads ``directory + 'actor.pth'``, which ``agent.save()``
+writes every few episodes), so what the script trains and never saves is lost on it."""
+
+from __future__ import annotations
+
+import ast
+
+from torchwise.lint.ast_names import dotted, method
+from torchwise.lint.context import FileContext, position
+from torchwise.lint.rules.callers import call_sites
+
+
+def resumes_own_checkpoint(ctx: FileContext, load: ast.Call) -> bool:
+    """``load`` restores weights from a ``torch.load`` of a path this file saves to, no save of it
+    runs before the load in the same run, and training follows the load (in its scope, or after
+    a call here of the function it sits in)."""
+    from torchwise.lint.rules.checkpoint import file_argument, path_text, same_run_before, saves_with_paths
+    from torchwise.lint.rules.resume import trains_after
+
+    for read in _torch_loads_feeding(ctx, load):
+        path = path_text(ctx, file_argument(read))
+        saves = [save for save, saved in saves_with_paths(ctx) if path is not None and saved == path]
+        if not saves or any(same_run_before(ctx, save, read) for save in saves):
+            continue
+        if trains_after(ctx, ctx.scope_of(load), load):
+            return True
+        function = ctx.function(load)
+        sites = [c for c in call_sites(ctx, function) if _not_a_library(ctx, c)] if function is not None else []
+        if any(trains_after(ctx, ctx.scope_of(site), site) or _method_trains_after(ctx, site) for site in sites):
+            return True
+    return False
+
+
+def _method_trains_after(ctx: FileContext, site: ast.Call) -> bool:
+    """A method of this file called by name on an object after ``site`` in its scope runs a
+    backward or an optimizer step (DDPG's ``agent.update()`` after ``agent.load()``)."""
+    later = [c for c in ctx.calls_in(ctx.scope_of(site)) if position(c) > position(site) and _not_a_library(ctx, c)]
+    targets = [f for c in later if (name := method(c)) and (f := ctx.functions.get(name)) is not None]
+    return any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for f in targets for c in ctx.reached_calls(f, 1))
+
+
+def _not_a_library(ctx: FileContext, call: ast.Call) -> bool:
+    """``agent.load()``, not ``torch.load(...)`` or ``json.load(f)``: a call site by the function's
+    name whose receiver is not an imported module."""
+    return (dotted(call.func) or "").split(".")[0] not in ctx.imports
+
+
+def _torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
+    """The ``torch.load(...)`` calls whose result ``load`` restores: written inside it, or given to
+    a name it reads earlier in the same scope (``ckpt = torch.load(p)``; ``load_state_dict(ckpt['model'])``)."""
+    found = [n for a in load.args for n in ast.walk(a) if _is_torch_load(ctx, n)]
+    names = {dotted(n) for a in load.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+    for name in names - {None}:
+        for value in ctx.assignments.get(name or "", []):
+            if _is_torch_load(ctx, value) and ctx.scope_of(value) is ctx.scope_of(load):
+                found.append(value)  # type: ignore[arg-type]
+    return found
+
+
+def _is_torch_load(ctx: FileContext, node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and ctx.qualname(node.func) == "torch.load"
