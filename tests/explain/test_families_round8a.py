@@ -267,7 +267,15 @@ CASES: list[tuple[str, str, list[str]]] = [
     (WORKING8[41], "scheduler-resume-without-initial-lr", ["last_epoch", "optimizer.load_state_dict"]),
     (WORKING8[43], "scheduler-groups-without-lr", ["wrapper", "wrapper.opt"]),
     (WORKING8[47], "pipeline-components-missing", ["image_processor", "another diffusers release"]),
+    (WORKING8[76], "build-isolation-no-torch", ["flash_attn", "--no-build-isolation"]),
     (WORKING8[77], "build-isolation-no-torch", ["flash-attn", "--no-build-isolation"]),
+    (WORKING8[48], "pretrained-file-missing", ["diffusion_pytorch_model.bin", "subfolder='unet'"]),
+    # github.com/OptimalScale/LMFlow/issues/104 (its title): a LoRA checkpoint folder
+    (
+        "OSError: output_models/finetune_with_lora/checkpoint-5000 does not appear to have a file named config.json.",
+        "pretrained-file-missing",
+        ["adapter_config.json", "PeftModel.from_pretrained(base, adapter_dir)"],
+    ),
     (WORKING8[83], "accelerate-bf16-unsupported", ["T4, V100", "fp16"]),
     (WORKING8[87], "rendezvous-address-in-use", ["already in use", "--init_method tcp://localhost:<port>"]),
     (WORKING8[90], "vit-image-size", ["518", "img_size", "upgrade timm"]),
@@ -319,6 +327,8 @@ NEAR: list[tuple[str, str]] = [
     ("RuntimeError: Loss is nan, stopping training", "anomaly-nan-gradient"),
     # an ImportError's own cut message outside a build is not build isolation
     ("ModuleNotFoundError: No module named 'torch'", "build-isolation-no-torch"),
+    # peft's own message for an adapter folder without its config is another family
+    ("ValueError: Can't find 'adapter_config.json' at 'output/checkpoint-500'", "pretrained-file-missing"),
     # a KeyError 'lr' in the user's own config code is not a scheduler's
     ('  File "train.py", line 12, in main\n    lr = cfg["lr"]\nKeyError: \'lr\'', "scheduler-groups-without-lr"),
     # an address in use by the user's own server
@@ -332,6 +342,11 @@ NEAR: list[tuple[str, str]] = [
 def test_a_round8a_family_answers_its_texts(text, error_id, phrases):
     answer = answer_text(text, error_id)
     assert all(phrase in answer for phrase in phrases), [p for p in phrases if p not in answer]
+
+
+def test_torch_missing_outside_a_build_stays_torch_not_installed():
+    got = explain("ModuleNotFoundError: No module named 'torch'")
+    assert got is not None and got.id == "torch-not-installed"
 
 
 @pytest.mark.parametrize(("text", "error_id"), NEAR)

@@ -87,6 +87,7 @@ from torchwise.explain.families import (
     graph_loader_errors,
     host_memory_errors,
     hub_file_errors,
+    hub_layout_errors,
     huggingface_errors,
     image_file_errors,
     image_size_errors,
@@ -260,6 +261,7 @@ KNOWN: list[KnownError] = [
     *scheduler_state_errors.KNOWN,
     *scope_errors.KNOWN,
     *zero3_prefetch_errors.KNOWN,
+    *hub_layout_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

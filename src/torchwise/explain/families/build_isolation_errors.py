@@ -17,11 +17,18 @@ IN_BUILD = re.compile(r"get_requires_for_build_wheel|Getting requirements to bui
 
 
 def _torch_missing_in_build(match: re.Match[str], text: str) -> Explanation:
-    package = re.search(r"Failed to build `?([\w.\-]+?)(?:==[\w.]+)?`?(?:\s|$)|Building wheel for ([\w.\-]+)", text)
+    # the package being built: uv's "Failed to build `x==1.0`", pip's "Collecting x" or the command
+    package = re.search(
+        r"Failed to build `?([A-Za-z][\w.\-]*?)(?:==[\w.]+)?`?(?:\s|$)|Building wheel for ([A-Za-z][\w.\-]*)"
+        r"|Collecting ([A-Za-z][\w.\-]*)|pip install (?:-\S+ )*([A-Za-z][\w.\-]*)",
+        text,
+    )
     name = next((group for group in package.groups() if group), None) if package else None
     which = name or "the package"
     return answer(
-        title=f"{which}'s build could not import torch: it was built in an isolated environment",
+        title=f"{name}'s build could not import torch: it was built in an isolated environment"
+        if name
+        else "A package's build could not import torch: it was built in an isolated environment",
         meaning=(
             f"pip/uv builds {which} from source in a fresh environment holding only the build"
             " requirements it declares; its setup script imports torch, which it does not declare,"
@@ -45,7 +52,7 @@ KNOWN: list[KnownError] = [
     known(
         "build-isolation-no-torch",
         # the message is often cut in a paste ("No module name"); the build frame says where it ran
-        r"ModuleNotFoundError: No module name(?:d 'torch')?",
+        r"ModuleNotFoundError: No module name(?:d 'torch')?|No module named [`'\"]torch[`'\"]",
         _torch_missing_in_build,
         when=lambda match, text: (
             bool(IN_BUILD.search(text))
