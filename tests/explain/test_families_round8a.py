@@ -278,7 +278,9 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (WORKING8[83], "accelerate-bf16-unsupported", ["T4, V100", "fp16"]),
     (WORKING8[87], "rendezvous-address-in-use", ["already in use", "--init_method tcp://localhost:<port>"]),
-    (WORKING8[90], "vit-image-size", ["518", "img_size", "upgrade timm"]),
+    (WORKING8[90], "vit-image-size", ["transforms make 224", "upgrade timm", "img_size=224"]),
+    (WORKING8[53], "tokenizer-file-missing", ["tokenizer_file", "use_fast=False"]),
+    (WORKING8[69], "worker-error-unseen", ["Original Traceback", "num_workers=0"]),
     (WORKING8[91], "vit-image-size", ["384*384", "preprocessing"]),
     (WORKING8[99], "unbound-local", ["hypothesis", "isinstance checks", "else"]),
 ]
@@ -333,6 +335,15 @@ NEAR: list[tuple[str, str]] = [
     ('  File "train.py", line 12, in main\n    lr = cfg["lr"]\nKeyError: \'lr\'', "scheduler-groups-without-lr"),
     # an address in use by the user's own server
     ("OSError: [Errno 98] Address already in use", "rendezvous-address-in-use"),
+    # with the worker's own traceback in the paste, the error in it is read, not the wrapper
+    (
+        "RuntimeError: Caught RuntimeError in DataLoader worker process 0.\n"
+        "Original Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in __getitem__\n    img = self.imgs[idx]\nIndexError: list index out of range',
+        "worker-error-unseen",
+    ),
+    # tokenizers' I/O error away from from_file (a dataset path) is not a tokenizer file
+    ("Exception: No such file or directory (os error 2)", "tokenizer-file-missing"),
     # a NameError is not an unbound local
     ("NameError: name 'hypothesis' is not defined", "unbound-local"),
 ]

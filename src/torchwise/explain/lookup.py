@@ -148,10 +148,12 @@ from torchwise.explain.families import (
     tensor_errors,
     timm_registry_errors,
     tokenizer_errors,
+    tokenizer_file_errors,
     torchscript_errors,
     transform_errors,
     user_code_errors,
     worker_errors,
+    worker_wrapper_errors,
     zero3_prefetch_errors,
 )
 from torchwise.explain.paste import Paste, unwrapped
@@ -262,6 +264,8 @@ KNOWN: list[KnownError] = [
     *scope_errors.KNOWN,
     *zero3_prefetch_errors.KNOWN,
     *hub_layout_errors.KNOWN,
+    *tokenizer_file_errors.KNOWN,
+    *worker_wrapper_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
