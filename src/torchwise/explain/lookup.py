@@ -62,6 +62,7 @@ from torchwise.explain.families import (
     assert_errors,
     audio_errors,
     audio_open_errors,
+    auto_class_errors,
     autograd_errors,
     backend_build_errors,
     broadcast_errors,
@@ -80,12 +81,14 @@ from torchwise.explain.families import (
     einsum_errors,
     export_errors,
     extension_import_errors,
+    flash_attention_errors,
     fsdp_errors,
     gpu_arch_errors,
     gpu_state_errors,
     gradient_dtype_errors,
     graph_loader_errors,
     host_memory_errors,
+    hub_access_errors,
     hub_file_errors,
     hub_layout_errors,
     huggingface_errors,
@@ -266,6 +269,9 @@ KNOWN: list[KnownError] = [
     *hub_layout_errors.KNOWN,
     *tokenizer_file_errors.KNOWN,
     *worker_wrapper_errors.KNOWN,
+    *hub_access_errors.KNOWN,
+    *auto_class_errors.KNOWN,
+    *flash_attention_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

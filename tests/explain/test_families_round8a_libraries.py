@@ -1,0 +1,91 @@
+"""Issue 21, round 8 (explain8a, breadth): families of the libraries around torch whose message
+names its cause (the Hugging Face Hub, transformers' Auto classes, flash-attn), each pinned with
+texts quoted in public issue threads (address beside each) and a near message that must not get it."""
+
+from __future__ import annotations
+
+import pytest
+from tests.explain.pinned import answer_text
+
+from torchwise.explain.lookup import explain
+
+# (text, table entry, phrases the answer holds)
+CASES: list[tuple[str, str, list[str]]] = [
+    # github.com/ZiqiaoPeng/SyncTalk/issues/162
+    (
+        "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached"
+        " files and it looks like facebook/hubert-large-ls960-ft is not the path to a directory containing a file"
+        " named config.json.",
+        "hub-unreachable",
+        ["HF_ENDPOINT", "--local-dir"],
+    ),
+    # github.com/LAION-AI/CLAP/issues/134 (a Hub id) and github.com/jy0205/Pyramid-Flow/issues/42 (a folder)
+    (
+        "OSError: Can't load tokenizer for 'bert-base-uncased'. If you were trying to load it from"
+        " 'https://huggingface.co/models', make sure you don't have a local directory with the same name.",
+        "hub-tokenizer-not-loaded",
+        ["no network", "HF_ENDPOINT"],
+    ),
+    (
+        "OSError: Can't load tokenizer for '/home/zzz/ai/software/Pyramid-Flow/pyramid_flow_model/tokenizer'. If you"
+        " were trying to load it from 'https://huggingface.co/models', make sure you don't have a local directory"
+        " with the same name.",
+        "hub-tokenizer-not-loaded",
+        ["holds no tokenizer files", "tokenizer_config.json"],
+    ),
+    # github.com/01-ai/Yi/issues/389 and github.com/chatchat-space/Langchain-Chatchat/issues/707
+    (
+        "ValueError: Unrecognized configuration class"
+        " <class 'transformers.models.llava.configuration_llava.LlavaConfig'>"
+        " for this kind of AutoModel: AutoModelForCausalLM.",
+        "auto-class-unrecognized-config",
+        ["LlavaConfig", "AutoModelForImageTextToText"],
+    ),
+    (
+        "ValueError: Unrecognized configuration class <class 'transformers_modules.model.configuration_chatglm."
+        "ChatGLMConfig'> for this kind of AutoModel: AutoModelForCausalLM.",
+        "auto-class-unrecognized-config",
+        ["auto_map", "trust_remote_code=True"],
+    ),
+    # github.com/Dao-AILab/flash-attention/issues/762 (a Quadro RTX 5000 and T4s) and /issues/1540 (an RTX 5090)
+    (
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\nHi @tridao, all of my GPUs are Tesla T4,"
+        " but I still encountered this issue.",
+        "flash-attention-gpu-unsupported",
+        ["older than Ampere", "attn_implementation='sdpa'"],
+    ),
+    (
+        "RTX 5090 support - built from scratch but still getting - RuntimeError: FlashAttention only supports Ampere"
+        " GPUs or newer.",
+        "flash-attention-gpu-unsupported",
+        ["newer than the installed flash-attn build"],
+    ),
+]
+
+# Near messages that mean something else: (text, the entry it must not get)
+NEAR: list[tuple[str, str]] = [
+    # a Hub repository that lacks a file is reached, not unreachable
+    ("OSError: bert-base-uncased does not appear to have a file named config.json.", "hub-unreachable"),
+    # an Auto class given a path that is not a model is not an unknown architecture
+    (
+        "ValueError: Unrecognized model in ./out. Should have a `model_type` key in its config.json",
+        "auto-class-unrecognized-config",
+    ),
+    # xformers' own check names another kernel, not flash-attn's
+    (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward`",
+        "flash-attention-gpu-unsupported",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "error_id", "phrases"), CASES)
+def test_a_library_family_answers_its_texts(text, error_id, phrases):
+    answer = answer_text(text, error_id)
+    assert all(phrase in answer for phrase in phrases), [p for p in phrases if p not in answer]
+
+
+@pytest.mark.parametrize(("text", "error_id"), NEAR)
+def test_a_near_library_message_does_not_get_the_family(text, error_id):
+    got = explain(text)
+    assert got is None or got.id != error_id
