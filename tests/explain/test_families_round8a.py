@@ -260,6 +260,27 @@ CASES: list[tuple[str, str, list[str]]] = [
         "collate-storage-not-resizable",
         ["size varies between samples", "collate_fn"],
     ),
+    # github.com/jd730/OICR-pytorch/issues/26 and github.com/zhaozhengChen/ReCAM/issues/4
+    (
+        '  File "/home/spp/OICR-pytorch/lib/model/oicr/oicr.py", line 70, in forward\n'
+        "    nb = int(num_boxes.item())\nValueError: only one element tensors can be converted to Python scalars.",
+        "several-values-to-scalar",
+        ["num_boxes.item()", "value[0].item()"],
+    ),
+    (
+        "avg_meter.add({'loss_ce': loss_ce.item()})\n"
+        "ValueError: only one element tensors can be converted to Python scalars",
+        "several-values-to-scalar",
+        ["not reduced", "mean()"],
+    ),
+    # github.com/ZZZBBBZZZ/MulSen-AD/issues/7
+    (
+        '  File "/home/data/cwl/MulSen-AD/feature_extractors/mulsen_features.py", line 1364, in run_coreset\n'
+        "    self.patch_xyz_lib = torch.cat(self.patch_xyz_lib, 0)\n"
+        "RuntimeError: torch.cat(): expected a non-empty list of Tensors",
+        "cat-empty-list",
+        ["patch_xyz_lib", "never ran", "if parts"],
+    ),
     # working8 (numbers in working8/texts.yaml)
     (WORKING8[12], "mps-os-unsupported", ["device='cpu'", "arm64"]),
     (WORKING8[20], "zero3-inflight-params", ["another deepspeed release", "stage3_prefetch_bucket_size"]),
@@ -344,6 +365,8 @@ NEAR: list[tuple[str, str]] = [
     ),
     # tokenizers' I/O error away from from_file (a dataset path) is not a tokenizer file
     ("Exception: No such file or directory (os error 2)", "tokenizer-file-missing"),
+    # without the line that converted, a list of tensors and a tensor of several values look alike
+    ("ValueError: only one element tensors can be converted to Python scalars", "several-values-to-scalar"),
     # a NameError is not an unbound local
     ("NameError: name 'hypothesis' is not defined", "unbound-local"),
 ]

@@ -4,14 +4,16 @@
 infers a shape and a dtype from nested Python lists of numbers. The message names what it met
 instead: strings ("too many dimensions 'str'", "new(): invalid data type 'str'"), an object with
 no sequence shape ("could not determine the shape of object type 'DataFrame'"), or a value of no
-dtype ("Could not infer dtype of NoneType"). The type named says where the data went wrong.
+dtype ("Could not infer dtype of NoneType"). The type named says where the data went wrong. Two
+neighbours: "only one element tensors can be converted to Python scalars" (a list of tensors given to
+torch.tensor, or .item() of a tensor of several values, told by the line) and torch.cat of an empty list.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, told_apart
 from torchwise.explain.paste import at_user_line
 
 
@@ -54,6 +56,64 @@ def _not_numbers(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _line_before(text: str, position: int) -> str:
+    """The source line written just above the error line (a frame's code, or a quoted line)."""
+    lines = text[: max(text.rfind("\n", 0, position), 0)].rstrip().splitlines()
+    return lines[-1].strip() if lines else ""
+
+
+def _many_values(match: re.Match[str], text: str) -> Explanation | None:
+    line = _line_before(text, match.start())
+    if re.search(r"torch\.(?:tensor|Tensor|as_tensor|LongTensor|FloatTensor)\(", line):
+        return answer(
+            title=f"torch.tensor was given a list of tensors ({line})",
+            meaning=(
+                "torch.tensor converts each element of a list to a number; an element that is a tensor"
+                " with several values cannot become one number."
+            ),
+            cause="The list holds tensors (per-sample labels or outputs collected in a loop), not numbers.",
+            fix="Join them with torch.stack(list) (same shapes) or torch.cat(list) (along the first dimension).",
+        )
+    if ".item()" in line or re.search(r"\b(?:float|int)\(", line):
+        parallel = re.search(r"DataParallel|data_parallel|replica|gather", text)
+        return answer(
+            title=f"A tensor with several values was converted to one number ({line})",
+            meaning=".item() (and float()/int()) take a tensor of exactly one value; this one holds more.",
+            cause=(
+                "The model runs under nn.DataParallel, which gathers one loss per GPU, so the loss is a vector."
+                if parallel
+                else "The value is not reduced: a per-sample loss (reduction='none'), a batch of values, or a"
+                " whole row where one element was meant."
+            ),
+            fix=(
+                "Reduce it first: loss = loss.mean() (under DataParallel) before .item() or backward()."
+                if parallel
+                else "Reduce it (value.mean().item(), .sum()) or take the element meant (value[0].item()),"
+                " or keep it as a tensor (value.tolist() for all of them)."
+            ),
+        )
+    return None
+
+
+def _empty_cat(match: re.Match[str], text: str) -> Explanation:
+    line = _line_before(text, match.start())
+    at = f" ({line})" if "cat(" in line else ""
+    return answer(
+        title=f"torch.cat was given an empty list{at}",
+        meaning="torch.cat joins the tensors of a list; the list it got holds none.",
+        cause=(
+            "Nothing was collected before the call: the loop that appends to the list never ran or"
+            " always skipped (an empty dataset or folder, a filter or condition that matched nothing, a"
+            " path or class name that found no files), or another process or rank got no data."
+        ),
+        fix=(
+            "Find why the list is empty (print its length and the data the loop reads: the path, the"
+            " dataset's length, the condition); guard the call (if parts: torch.cat(parts)) where an empty"
+            " result is legitimate."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "tensor-from-non-numbers",
@@ -61,4 +121,9 @@ KNOWN: list[KnownError] = [
         r"|could not determine the shape of object type '(\w+)'|Could not infer dtype of (\w+)(?![\w.])",
         _not_numbers,
     ),
+    # the line that converted tells a list of tensors from a tensor of several values
+    told_apart(
+        "several-values-to-scalar", r"only one element tensors can be converted to Python scalars", _many_values
+    ),
+    known("cat-empty-list", r"torch\.cat\(\): expected a non-empty list of Tensors", _empty_cat),
 ]
