@@ -304,6 +304,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (WORKING8[69], "worker-error-unseen", ["Original Traceback", "num_workers=0"]),
     (WORKING8[91], "vit-image-size", ["384*384", "preprocessing"]),
     (WORKING8[99], "unbound-local", ["hypothesis", "isinstance checks", "else"]),
+    (WORKING8[16], "none-passed-to-library", ["unet is None", "train.py:2375", "model actually trained"]),
 ]
 
 # Near messages that mean something else: (text, the entry it must not get)
@@ -367,6 +368,12 @@ NEAR: list[tuple[str, str]] = [
     ("Exception: No such file or directory (os error 2)", "tokenizer-file-missing"),
     # without the line that converted, a list of tensors and a tensor of several values look alike
     ("ValueError: only one element tensors can be converted to Python scalars", "several-values-to-scalar"),
+    # a None raised at the user's own line is none-attribute's, not a None passed into a library
+    (
+        '  File "train.py", line 12, in main\n    loss = out.loss.mean()\n'
+        "AttributeError: 'NoneType' object has no attribute 'mean'",
+        "none-passed-to-library",
+    ),
     # a NameError is not an unbound local
     ("NameError: name 'hypothesis' is not defined", "unbound-local"),
 ]

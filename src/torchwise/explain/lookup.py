@@ -117,6 +117,7 @@ from torchwise.explain.families import (
     module_version_errors,
     mps_errors,
     mps_platform_errors,
+    none_argument_errors,
     numpy_errors,
     numpy_version_errors,
     onnxruntime_input_errors,
@@ -272,6 +273,7 @@ KNOWN: list[KnownError] = [
     *hub_access_errors.KNOWN,
     *auto_class_errors.KNOWN,
     *flash_attention_errors.KNOWN,
+    *none_argument_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
