@@ -1,5 +1,6 @@
 """Issue 21, round 8 (explain8a, breadth): families of the libraries around torch whose message
-names its cause (the Hugging Face Hub, transformers' Auto classes, flash-attn), each pinned with
+names its cause (the Hugging Face Hub, transformers' Auto classes, flash-attn, torch.distributed's
+and cuDNN's older wordings), each pinned with
 texts quoted in public issue threads (address beside each) and a near message that must not get it."""
 
 from __future__ import annotations
@@ -11,6 +12,21 @@ from torchwise.explain.lookup import explain
 
 # (text, table entry, phrases the answer holds)
 CASES: list[tuple[str, str, list[str]]] = [
+    # github.com/Megvii-BaseDetection/BorderDet/issues/22: torch 1.x's assert, all_reduce without a group
+    (
+        '  File "/media/sda6/yhh/FCOS/BorderDet/cvpods/modeling/meta_arch/borderdet.py", line 237, in losses\n'
+        "    dist.all_reduce(num_foreground)\n"
+        '    "Default process group is not initialized"\n'
+        "AssertionError: Default process group is not initialized",
+        "process-group-not-initialized",
+        ["torchrun --nproc-per-node N", "dist.is_initialized()"],
+    ),
+    # github.com/zcablii/LSKNet/issues/67 (a smaller batch) and github.com/TQTQliu/MVSGaussian/issues/18
+    (
+        "RuntimeError: Unable to find a valid cuDNN algorithm to run convolution",
+        "cudnn-no-algorithm",
+        ["memory", "Lower the batch size", "nvidia-smi"],
+    ),
     # github.com/ZiqiaoPeng/SyncTalk/issues/162
     (
         "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached"
@@ -64,6 +80,8 @@ CASES: list[tuple[str, str, list[str]]] = [
 
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
+    # cuDNN failing to start is another family than an algorithm search without memory
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-no-algorithm"),
     # a Hub repository that lacks a file is reached, not unreachable
     ("OSError: bert-base-uncased does not appear to have a file named config.json.", "hub-unreachable"),
     # an Auto class given a path that is not a model is not an unknown architecture

@@ -7,7 +7,9 @@ Three CUDA messages name their cause in the driver's own words:
 - "CUDA-capable device(s) is/are busy or unavailable": the GPU is in exclusive-process compute mode
   and another process holds it, or it is not usable (a MIG or container setup, a GPU in error);
 - "cuDNN version incompatibility: PyTorch was compiled against X but found runtime version Y":
-  another cuDNN earlier on the library path than the one torch ships.
+  another cuDNN earlier on the library path than the one torch ships;
+- "Unable to find a valid cuDNN algorithm to run convolution": no algorithm got its workspace, which
+  is almost always a GPU whose memory is taken.
 """
 
 from __future__ import annotations
@@ -78,6 +80,26 @@ def _cudnn_version(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _cudnn_no_algorithm(match: re.Match[str], text: str) -> Explanation:
+    return answer(
+        title="cuDNN found no convolution algorithm it could run",
+        meaning=(
+            "cuDNN tries its convolution algorithms for these shapes and each needs some GPU memory as"
+            " workspace; none could run."
+        ),
+        cause=(
+            "Usually the GPU's memory is (nearly) exhausted, so no algorithm gets its workspace: a batch or"
+            " input too large, or another process on the same GPU; less often the installed torch's"
+            " cuDNN/CUDA build does not support this GPU (a new card with an old torch build)."
+        ),
+        fix=(
+            "Lower the batch size or input size (check nvidia-smi for other processes on that GPU, pick a"
+            " free one with CUDA_VISIBLE_DEVICES); if memory is free, install a torch build for this GPU's"
+            " CUDA generation (pytorch.org's selector), or test with torch.backends.cudnn.enabled = False."
+        ),
+    )
+
+
 KNOWN: list[KnownError] = [
     known("cuda-launch-timeout", r"the launch timed out and was terminated|cudaErrorLaunchTimeout", _launch_timeout),
     known(
@@ -91,5 +113,10 @@ KNOWN: list[KnownError] = [
         r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against (\([\d, ]+\)|[\d.]+) but"
         r" (?:found runtime version|linked against) (\([\d, ]+\)|[\d.]+)",
         _cudnn_version,
+    ),
+    known(
+        "cudnn-no-algorithm",
+        r"Unable to find a valid cuDNN algorithm to run convolution|no valid convolution algorithms available in CuDNN",
+        _cudnn_no_algorithm,
     ),
 ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.families.distributed_errors import _no_process_group
 
 LAUNCHER = (
     "Start it with the launcher: torchrun --nproc-per-node N script.py (python -m"
@@ -89,6 +90,8 @@ KNOWN: list[KnownError] = [
         r"|Error initializing torch\.distributed using (file):// rendezvous: (rank|world size) parameter missing",
         _missing,
     ),
+    # torch 1.x's assert words it without "has not been" (distributed_errors reads the other wordings)
+    known("process-group-not-initialized", r"Default process group is not initialized", _no_process_group),
     known(
         "rendezvous-address-in-use",
         r"\b[Aa]ddress already in use",
