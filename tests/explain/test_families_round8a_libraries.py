@@ -78,10 +78,17 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
 ]
 
+# github.com/ultralytics/yolov5/issues/5511 (torch upgraded from 1.9 to 1.10 over torchvision 0.11.1)
+CASES.append(
+    (
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are"
+        " incompatible, or if you had errors while compiling torchvision from source.",
+        "torchvision-ops-incompatible",
+        ["upgraded", "uninstall torch torchvision"],
+    )
+)
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
-    # cuDNN failing to start is another family than an algorithm search without memory
-    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn-no-algorithm"),
     # a Hub repository that lacks a file is reached, not unreachable
     ("OSError: bert-base-uncased does not appear to have a file named config.json.", "hub-unreachable"),
     # an Auto class given a path that is not a model is not an unknown architecture

@@ -73,6 +73,7 @@ from torchwise.explain.families import (
     checkpointing_errors,
     code_errors,
     collate_list_errors,
+    companion_build_errors,
     compile_errors,
     deepspeed_errors,
     device_errors,
@@ -274,6 +275,7 @@ KNOWN: list[KnownError] = [
     *auto_class_errors.KNOWN,
     *flash_attention_errors.KNOWN,
     *none_argument_errors.KNOWN,
+    *companion_build_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
