@@ -13,12 +13,30 @@ from torchwise.explain.lookup import explain
 
 HELDOUT7 = working_texts("heldout7")
 WORKING7 = working_texts("working7")
-WORKING8 = working_texts("working8")
 
 # (text, table entry, phrases the answer holds)
 CASES: list[tuple[str, str, list[str]]] = [
     # github.com/amdegroot/ssd.pytorch/issues/214: next() on one loader iterator, never re-created
     (HELDOUT7[3], "next-iterator-exhausted", ["next(batch_iterator)", "iter(loader)"]),
+    # github.com/nv-tlabs/SCube/issues/10: next(iter(...)) on a pipeline with no samples
+    (
+        'Original Traceback (most recent call last):\n  File "/path/to/SCube-release/scube/data/base_wds.py", line'
+        " 376, in __iter__\n    sample = next(iter(wds.DataPipeline(\nStopIteration",
+        "next-iterator-exhausted",
+        ["no batch at all", "len(dataset)"],
+    ),
+    # github.com/ppogg/Retinaface_Ghost/issues/5: drop_last=True on a dataset smaller than a batch
+    (
+        'Traceback (most recent call last): File "train.py", line 178, in <module> train() File "train.py", line'
+        ' 134, in train images, targets = next(batch_iterator) File "/home/wyw/.conda/envs/py36_torch/lib/'
+        'python3.6/site-packages/torch/utils/data/dataloader.py", line 435, in __next__ data = self._next_data()'
+        ' File "/home/wyw/.conda/envs/py36_torch/lib/python3.6/site-packages/torch/utils/data/dataloader.py",'
+        " line 1058, in _next_data raise StopIteration StopIteration\n\n"
+        "batch_iterator = iter(data.DataLoader(dataset, batch_size, shuffle=True, num_workers=num_workers,\n"
+        "                                                  collate_fn=detection_collate, drop_last=True)) ",
+        "next-iterator-exhausted",
+        ["drop_last=True", "drop_last=False"],
+    ),
     # github.com/quynhneo/detm-arxiv/issues/3: a DataParallel replica has no parameters()
     (
         'File "/home/[]/DETM-arxiv/detm.py", line 212, in init_hidden\n    weight = next(self.parameters())\n'
@@ -281,30 +299,6 @@ CASES: list[tuple[str, str, list[str]]] = [
         "cat-empty-list",
         ["patch_xyz_lib", "never ran", "if parts"],
     ),
-    # working8 (numbers in working8/texts.yaml)
-    (WORKING8[12], "mps-os-unsupported", ["device='cpu'", "arm64"]),
-    (WORKING8[20], "zero3-inflight-params", ["another deepspeed release", "stage3_prefetch_bucket_size"]),
-    (WORKING8[22], "anomaly-nan-gradient", ["log(x) * x ** p", "torch.pow(x.clamp_min(eps), p)"]),
-    (WORKING8[41], "scheduler-resume-without-initial-lr", ["last_epoch", "optimizer.load_state_dict"]),
-    (WORKING8[43], "scheduler-groups-without-lr", ["wrapper", "wrapper.opt"]),
-    (WORKING8[47], "pipeline-components-missing", ["image_processor", "another diffusers release"]),
-    (WORKING8[76], "build-isolation-no-torch", ["flash_attn", "--no-build-isolation"]),
-    (WORKING8[77], "build-isolation-no-torch", ["flash-attn", "--no-build-isolation"]),
-    (WORKING8[48], "pretrained-file-missing", ["diffusion_pytorch_model.bin", "subfolder='unet'"]),
-    # github.com/OptimalScale/LMFlow/issues/104 (its title): a LoRA checkpoint folder
-    (
-        "OSError: output_models/finetune_with_lora/checkpoint-5000 does not appear to have a file named config.json.",
-        "pretrained-file-missing",
-        ["adapter_config.json", "PeftModel.from_pretrained(base, adapter_dir)"],
-    ),
-    (WORKING8[83], "accelerate-bf16-unsupported", ["T4, V100", "fp16"]),
-    (WORKING8[87], "rendezvous-address-in-use", ["already in use", "--init_method tcp://localhost:<port>"]),
-    (WORKING8[90], "vit-image-size", ["transforms make 224", "upgrade timm", "img_size=224"]),
-    (WORKING8[53], "tokenizer-file-missing", ["tokenizer_file", "use_fast=False"]),
-    (WORKING8[69], "worker-error-unseen", ["Original Traceback", "num_workers=0"]),
-    (WORKING8[91], "vit-image-size", ["384*384", "preprocessing"]),
-    (WORKING8[99], "unbound-local", ["hypothesis", "isinstance checks", "else"]),
-    (WORKING8[16], "none-passed-to-library", ["unet is None", "train.py:2375", "model actually trained"]),
 ]
 
 # Near messages that mean something else: (text, the entry it must not get)

@@ -15,7 +15,10 @@ import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 
-MISSING = re.compile(r"No such file or directory|does not exist|cannot find the (?:file|path)", re.IGNORECASE)
+# libsndfile says "System error." for a path it cannot open at all
+MISSING = re.compile(
+    r"No such file or directory|does not exist|cannot find the (?:file|path)|System error", re.IGNORECASE
+)
 
 
 def _audio_open(match: re.Match[str], text: str) -> Explanation:

@@ -4,8 +4,9 @@
 code calls ``next(...)`` by hand and does not catch it (inside a generator Python 3.7+ turns it into
 "RuntimeError: generator raised StopIteration"). What the ``next`` call was given tells the cause:
 
-- ``next(batch_iterator)`` / ``next(iter(loader))`` in a training loop that counts iterations, not
-  epochs: the DataLoader's iterator ran dry after one pass over the data and was never re-created;
+- ``next(batch_iterator)`` in a training loop that counts iterations, not epochs: the DataLoader's
+  iterator ran dry after one pass over the data and was never re-created; ``next(iter(loader))`` on a
+  fresh iterator: the loader has no batch at all (an empty dataset, or drop_last with a larger batch);
 - ``next(model.parameters())`` (to read the model's device or dtype): the module has no parameters
   there, which is what a DataParallel replica's ``parameters()`` gives since torch 1.5.
 
@@ -19,12 +20,16 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, told_apart
 
 # the last next(...) call written before the error: a frame's source line in any paste format
-NEXT_CALL = re.compile(r"\bnext\(\s*((?:iter\(\s*)?[\w.\[\]]+(?:\(\))?\s*\)?)\s*\)")
+NEXT_CALL = re.compile(r"\bnext\(\s*((?:iter\(\s*)?[\w.\[\]]+(?:\(\))?)")
 
 
 def _next_call(text: str, before: int) -> str | None:
     calls = list(NEXT_CALL.finditer(text, 0, before))
-    return calls[-1].group(1).strip() if calls else None
+    if not calls:
+        return None
+    called = calls[-1].group(1).strip()
+    # close what the paste left open (a call cut at the end of its line)
+    return called + ")" * (called.count("(") - called.count(")"))
 
 
 def _exhausted(match: re.Match[str], text: str) -> Explanation | None:
@@ -51,6 +56,26 @@ def _exhausted(match: re.Match[str], text: str) -> Explanation | None:
                 "Read the device/dtype from the input instead (x.device, x.dtype) or from a buffer"
                 " registered on the module, or use DistributedDataParallel (torchrun) instead of"
                 " DataParallel, or the torch release the code was written for."
+            ),
+        )
+    # a fresh iterator that has nothing at all: next(iter(loader)), a loader re-created after a first
+    # StopIteration that stops again (mmcv's IterLoader), or drop_last dropping the only, short batch
+    recreated = re.search(r"StopIteration\s*\n\s*During handling of the above exception", text)
+    if called.startswith("iter(") or recreated or "drop_last=True" in text:
+        return answer(
+            title=f"next({called}) found no batch at all: the DataLoader is empty",
+            meaning=(
+                f"next({called}) takes the first batch of a new pass over the loader; the loader has none,"
+                " so its iterator stops at once."
+            ),
+            cause=(
+                "The dataset has no samples (an empty folder, list or split; a path or filter that matched"
+                " nothing), or drop_last=True with a batch_size larger than the dataset, which leaves no"
+                " full batch."
+            ),
+            fix=(
+                "Print len(dataset) and len(loader): fix the data path or filter so the dataset has samples,"
+                " or lower batch_size / set drop_last=False for a small dataset."
             ),
         )
     if re.search(r"loader|iter|batch|data", called, re.IGNORECASE) or "dataloader.py" in text:
@@ -82,7 +107,8 @@ KNOWN: list[KnownError] = [
     told_apart(
         "next-iterator-exhausted",
         # the exception line itself (bare or in backticks), or Python 3.7's generator wrapping
-        r"^[\s`>]*StopIteration\b|generator raised StopIteration",
+        # (a traceback flattened onto one line ends "raise StopIteration StopIteration")
+        r"^[\s`>]*StopIteration\b|generator raised StopIteration|\braise StopIteration\s+StopIteration\b",
         _exhausted,
         re.MULTILINE,
     ),
