@@ -6,7 +6,7 @@ texts quoted in public issue threads (address beside each) and a near message th
 from __future__ import annotations
 
 import pytest
-from tests.explain.pinned import answer_text
+from tests.explain.pinned import answer_text, working_texts
 
 from torchwise.explain.lookup import explain
 
@@ -87,8 +87,19 @@ CASES.append(
         ["upgraded", "uninstall torch torchvision"],
     )
 )
+# round 5's held-out half (a regression floor): github.com/pytorch/pytorch/issues/157222 (a QAT model
+# with depthwise convs converted on the GPU) and /issues/134953 (a CSR tensor sent through ray)
+HELDOUT5 = working_texts("heldout5")
+CASES.append((HELDOUT5[1033], "quantized-cudnn-conv-groups", ["groups=1", "model.cpu(); convert(model)"]))
+CASES.append((HELDOUT5[1021], "sparse-rebuild-layout", ["torch.sparse_csr", "to_sparse_coo()"]))
+
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
+    # a sparse layout a kernel lacks is sparse_errors' family, not a transfer
+    (
+        "NotImplementedError: Could not run 'aten::addmm' with arguments from the 'SparseCsrCPU' backend.",
+        "sparse-rebuild-layout",
+    ),
     # a Hub repository that lacks a file is reached, not unreachable
     ("OSError: bert-base-uncased does not appear to have a file named config.json.", "hub-unreachable"),
     # an Auto class given a path that is not a model is not an unknown architecture

@@ -135,6 +135,7 @@ from torchwise.explain.families import (
     process_group_errors,
     python_errors,
     quantization_errors,
+    quantized_kernel_errors,
     remote_code_errors,
     rendezvous_errors,
     rnn_state_errors,
@@ -276,6 +277,7 @@ KNOWN: list[KnownError] = [
     *flash_attention_errors.KNOWN,
     *none_argument_errors.KNOWN,
     *companion_build_errors.KNOWN,
+    *quantized_kernel_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
