@@ -35,7 +35,19 @@ Python raises in the user's own code, read from the traceback's frame in their f
 ``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
 missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
 (a failed assert, a NumPy array's .size called); after round 7's measurement ``launcher_errors``
-(a launcher's ``--local-rank`` that the script's argparse refuses). Where no entry matches,
+(a launcher's ``--local-rank`` that the script's argparse refuses); round 8 (explain8a, families whose
+message names its cause): distributed backends and rendezvous (``backend_build_errors``,
+``rendezvous_errors``), GPUs and platforms (``rocm_errors``, ``gpu_state_errors``,
+``mps_platform_errors``, ``precision_device_errors``, ``flash_attention_errors``), builds and
+installs (``extension_import_errors``, ``inductor_build_errors``, ``build_isolation_errors``,
+``numpy_version_errors``, ``companion_build_errors``), data (``iterator_errors``,
+``audio_open_errors``, ``image_file_errors``, ``image_size_errors``, ``collate_list_errors``,
+``tensor_data_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
+training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_errors``,
+``scope_errors``, ``none_argument_errors``, ``serialization_errors``, ``quantized_kernel_errors``,
+``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
+(``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
+``tokenizer_file_errors``, ``auto_class_errors``). Where no entry matches,
 ``FALLBACK`` tries generic readings (round 6): a message that states its own remedy
 (``remedy``), a version or install mismatch read from the installed packages' files
 (``version_lookup``), and Python's type grammar at the user's line (``value_errors``,
