@@ -93,8 +93,22 @@ HELDOUT5 = working_texts("heldout5")
 CASES.append((HELDOUT5[1033], "quantized-cudnn-conv-groups", ["groups=1", "model.cpu(); convert(model)"]))
 CASES.append((HELDOUT5[1021], "sparse-rebuild-layout", ["torch.sparse_csr", "to_sparse_coo()"]))
 
+# github.com/nlpyang/PreSumm/issues/54: mask_src = 1 - (src == 0) under torch 1.2
+CASES.append(
+    (
+        '  File "/remote/user/dev/PreSumm/src/models/data_loader.py", line 33, in __init__\n'
+        "    mask_src = 1 - (src == 0)\n"
+        "RuntimeError: Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to"
+        " invert a mask, use the `~` or `bitwise_not()` operator instead.",
+        "bool-mask-subtraction",
+        ["mask_src = 1 - (src == 0)", "torch < 1.2", "~mask"],
+    )
+)
+
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
+    # a negation of a bool tensor is a sibling message with its own wording
+    ("RuntimeError: Negation, the `-` operator, on a bool tensor is not supported.", "bool-mask-subtraction"),
     # a sparse layout a kernel lacks is sparse_errors' family, not a transfer
     (
         "NotImplementedError: Could not run 'aten::addmm' with arguments from the 'SparseCsrCPU' backend.",

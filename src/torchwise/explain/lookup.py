@@ -44,8 +44,8 @@ installs (``extension_import_errors``, ``inductor_build_errors``, ``build_isolat
 ``audio_open_errors``, ``image_file_errors``, ``image_size_errors``, ``collate_list_errors``,
 ``tensor_data_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
 training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_errors``,
-``scope_errors``, ``none_argument_errors``, ``serialization_errors``, ``quantized_kernel_errors``,
-``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
+``scope_errors``, ``none_argument_errors``, ``bool_operator_errors``, ``serialization_errors``,
+``quantized_kernel_errors``, ``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
 (``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
 ``tokenizer_file_errors``, ``auto_class_errors``). Where no entry matches,
 ``FALLBACK`` tries generic readings (round 6): a message that states its own remedy
@@ -77,6 +77,7 @@ from torchwise.explain.families import (
     auto_class_errors,
     autograd_errors,
     backend_build_errors,
+    bool_operator_errors,
     broadcast_errors,
     build_errors,
     build_isolation_errors,
@@ -290,6 +291,7 @@ KNOWN: list[KnownError] = [
     *none_argument_errors.KNOWN,
     *companion_build_errors.KNOWN,
     *quantized_kernel_errors.KNOWN,
+    *bool_operator_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
