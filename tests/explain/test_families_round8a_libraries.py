@@ -105,6 +105,43 @@ CASES.append(
     )
 )
 
+# github.com/xu-ji/IIC/issues/116 (the commenter: expand(k, k).clone()) and khorrams/IGOS_pp#2 (idx[idx])
+CASES.append(
+    (
+        "RuntimeError: unsupported operation: more than one element of the written-to tensor refers to a single"
+        " memory location. Please clone() the tensor before performing the operation.",
+        "inplace-memory-overlap",
+        ["expand()", ".clone()"],
+    )
+)
+CASES.append(
+    (
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory"
+        " location. Please clone() the tensor before performing the operation.\n  File"
+        ' "/home/lab/project/igos/heatmap-feature-mining/methods_helper.py", line 167, in line_search\n'
+        "    indices[indices] = losses > base_losses[indices] + alphas[indices] * t[indices]",
+        "inplace-memory-overlap",
+        ["idx[idx.clone()]"],
+    )
+)
+# github.com/mahmoodlab/TITAN/issues/11 (a float32 mask, a bf16 query) and Comfy-Org/ComfyUI#8118 (bf16 vs fp16)
+CASES.append(
+    (
+        "RuntimeError: Expected attn_mask dtype to be bool or to match query dtype, but got attn_mask.dtype: float"
+        " and  query.dtype: struct c10::BFloat16 instead.",
+        "attention-mask-dtype",
+        ["mask.to(q.dtype)", "half precision"],
+    )
+)
+CASES.append(
+    (
+        "RuntimeError: Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype:"
+        " struct c10::BFloat16 and  query.dtype: struct c10::Half instead.",
+        "attention-mask-dtype",
+        ["c10::BFloat16", "another precision"],
+    )
+)
+
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
     # a negation of a bool tensor is a sibling message with its own wording

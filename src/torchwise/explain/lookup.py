@@ -44,7 +44,8 @@ installs (``extension_import_errors``, ``inductor_build_errors``, ``build_isolat
 ``audio_open_errors``, ``image_file_errors``, ``image_size_errors``, ``collate_list_errors``,
 ``tensor_data_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
 training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_errors``,
-``scope_errors``, ``none_argument_errors``, ``bool_operator_errors``, ``serialization_errors``,
+``scope_errors``, ``none_argument_errors``, ``bool_operator_errors``, ``overlap_errors``,
+``attention_mask_errors``, ``serialization_errors``,
 ``quantized_kernel_errors``, ``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
 (``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
 ``tokenizer_file_errors``, ``auto_class_errors``). Where no entry matches,
@@ -72,6 +73,7 @@ from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     anomaly_errors,
     assert_errors,
+    attention_mask_errors,
     audio_errors,
     audio_open_errors,
     auto_class_errors,
@@ -137,6 +139,7 @@ from torchwise.explain.families import (
     onnxruntime_input_errors,
     option_errors,
     os_limit_errors,
+    overlap_errors,
     package_errors,
     pandas_errors,
     parallel_errors,
@@ -292,6 +295,8 @@ KNOWN: list[KnownError] = [
     *companion_build_errors.KNOWN,
     *quantized_kernel_errors.KNOWN,
     *bool_operator_errors.KNOWN,
+    *overlap_errors.KNOWN,
+    *attention_mask_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
