@@ -116,7 +116,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     # github.com/ZhenglinZhou/Data-Augmentation-Zoo-for-Object-Detection/issues/3
     (
-        '  File "D:\\Data_Augmentation_Zoo\\prepare_data.py", line 167, in load_image\n'
+        '  File "D:\\360极速浏览器下载\\Data_Augmentation_Zoo_for_Object_Detection-master\\Data_Augmentation_Zoo_for_'
+        'Object_Detection-master\\prepare_data.py", line 167, in load_image\n'
         "    img = cv2.cvtColor(img, cv2.COLOR_BGR2RGB)\n"
         "cv2.error: OpenCV(4.5.3) C:\\Users\\runneradmin\\AppData\\Local\\Temp\\pip-req-build-q3d_8t8e\\opencv\\modules"
         "\\imgproc\\src\\color.cpp:182: error: (-215:Assertion failed) !_src.empty() in function 'cv::cvtColor'",
@@ -182,7 +183,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         "anomaly-nan-gradient",
         ["division by zero"],
     ),
-    # github.com/vinsis/ternary-quantization/issues/4: requires_grad=True, then .to(device)
+    # github.com/pytorch/pytorch/issues/140469 (a leaf multiplied by 0.01; vinsis/ternary-quantization#4: .to(device))
     (
         "ValueError: can't optimize a non-leaf Tensor",
         "optimize-non-leaf",
@@ -213,7 +214,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         "safetensors-shared-tensors",
         ["tied weights", "save_model"],
     ),
-    # github.com/safetensors/safetensors/issues/304: Llama-2 weights saved from DeepSpeed, all one buffer
+    # github.com/safetensors/safetensors/issues/304: Llama-2 weights saved from DeepSpeed, all one buffer (the
+    # thread's list of names shortened here to its first six, closed as the message closes it)
     (
         "Some tensors share memory, this will lead to duplicate memory on disk and potential differences when \n"
         "loading them again: [{'model.layers.1.self_attn.q_proj.weight', 'model.layers.11.mlp.up_proj.weight', \n"
