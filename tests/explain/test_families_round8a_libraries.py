@@ -142,8 +142,13 @@ CASES.append(
     )
 )
 
+# round 5's held-out half: github.com/huggingface/transformers/issues/24034 (pred.prediction)
+CASES.append((HELDOUT5[36], "eval-prediction-field", ["p.prediction for p.predictions", "label_ids"]))
+
 # Near messages that mean something else: (text, the entry it must not get)
 NEAR: list[tuple[str, str]] = [
+    # a tensor without .prediction is not the Trainer's EvalPrediction
+    ("AttributeError: 'Tensor' object has no attribute 'prediction'", "eval-prediction-field"),
     # a negation of a bool tensor is a sibling message with its own wording
     ("RuntimeError: Negation, the `-` operator, on a bool tensor is not supported.", "bool-mask-subtraction"),
     # a sparse layout a kernel lacks is sparse_errors' family, not a transfer

@@ -48,7 +48,7 @@ training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_error
 ``attention_mask_errors``, ``serialization_errors``,
 ``quantized_kernel_errors``, ``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
 (``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
-``tokenizer_file_errors``, ``auto_class_errors``). Where no entry matches,
+``tokenizer_file_errors``, ``auto_class_errors``, ``eval_prediction_errors``). Where no entry matches,
 ``FALLBACK`` tries generic readings (round 6): a message that states its own remedy
 (``remedy``), a version or install mismatch read from the installed packages' files
 (``version_lookup``), and Python's type grammar at the user's line (``value_errors``,
@@ -95,6 +95,7 @@ from torchwise.explain.families import (
     distributed_errors,
     dynamo_errors,
     einsum_errors,
+    eval_prediction_errors,
     export_errors,
     extension_import_errors,
     flash_attention_errors,
@@ -297,6 +298,7 @@ KNOWN: list[KnownError] = [
     *bool_operator_errors.KNOWN,
     *overlap_errors.KNOWN,
     *attention_mask_errors.KNOWN,
+    *eval_prediction_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
