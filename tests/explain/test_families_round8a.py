@@ -87,6 +87,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     (WORKING7[39], "audio-file-unreadable", ["old SoX refuses an MP3", "convert"]),
     # github.com/Sense-X/Co-DETR/issues/23: mmdet raises RLIMIT_NOFILE at import
     (HELDOUT7[29], "setrlimit-above-hard", ["builder.py:26", "RLIMIT_NOFILE", "min(wanted, hard)"]),
+    # github.com/facebookresearch/ConvNeXt/issues/140: 16 images per sample into a 2-D conv stem
+    (HELDOUT7[84], "conv-input-stacked", ["16 inputs per sample", "x.view(-1, 3, 448, 448)"]),
     # github.com/MrForExample/ComfyUI-3D-Pack/issues/264
     (HELDOUT7[28], "pipeline-components-missing", ["vision_encoder", "made for another pipeline class"]),
     # github.com/pawansharmaaaa/Lip_Wise/issues/20: torch built for NumPy 1.x under NumPy 2.0.0
@@ -370,6 +372,8 @@ NEAR: list[tuple[str, str]] = [
         "AttributeError: 'NoneType' object has no attribute 'mean'",
         "none-passed-to-library",
     ),
+    # a layer refused two ranks in turn (working7 #79): the layer's kind, not a stack per sample
+    (WORKING7[79], "conv-input-stacked"),
     # a NameError is not an unbound local
     ("NameError: name 'hypothesis' is not defined", "unbound-local"),
 ]

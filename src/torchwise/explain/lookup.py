@@ -42,7 +42,7 @@ message names its cause): distributed backends and rendezvous (``backend_build_e
 installs (``extension_import_errors``, ``inductor_build_errors``, ``build_isolation_errors``,
 ``numpy_version_errors``, ``companion_build_errors``), data (``iterator_errors``,
 ``audio_open_errors``, ``image_file_errors``, ``image_size_errors``, ``collate_list_errors``,
-``tensor_data_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
+``tensor_data_errors``, ``conv_stack_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
 training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_errors``,
 ``scope_errors``, ``none_argument_errors``, ``bool_operator_errors``, ``overlap_errors``,
 ``attention_mask_errors``, ``serialization_errors``,
@@ -90,6 +90,7 @@ from torchwise.explain.families import (
     collate_list_errors,
     companion_build_errors,
     compile_errors,
+    conv_stack_errors,
     deepspeed_errors,
     device_errors,
     distributed_errors,
@@ -299,6 +300,7 @@ KNOWN: list[KnownError] = [
     *overlap_errors.KNOWN,
     *attention_mask_errors.KNOWN,
     *eval_prediction_errors.KNOWN,
+    *conv_stack_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
