@@ -21,7 +21,8 @@ from torchwise.explain.remedy import REMEDY
 # number in working6 -> (the table entry, phrases the answer must hold)
 # (rows 8 and 14, which the remedy reader also answers alone, are explain6b's families after the merge)
 PINNED = {
-    45: ("stated-remedy", ["Couldn't load custom C++ ops", "reinstall torchvision so that it matches"]),
+    # round 8 (explain8a): torchvision's own family now reads it (the message's remedy before)
+    45: ("torchvision-ops-incompatible", ["not a matching pair", "compatibility matrix", "from one index"]),
 }
 TEXTS = working_texts("working6")
 

@@ -47,12 +47,14 @@ PINNED: dict[int, tuple[str, list[str]]] = {
     81: ("state-dict-mismatch", ["part under 'bert.embeddings.'", "whole model"]),
     82: ("state-dict-mismatch", ["position_ids", "strict=False"]),
     83: ("state-dict-mismatch", ["'module.'", 'removeprefix("module.")']),
+    # round 8 (explain8a): old SoX refuses an MP3 whose length it cannot read; another backend reads it
+    39: ("audio-file-unreadable", ["old SoX refuses an MP3", "backend='soundfile'"]),
 }
 # Left unknown: 54 (an illegal memory access with no frame: an index, an extension or a toolkit,
 # the paste does not say) and 79 (a conv layer refused one rank and then another: the layer's kind,
-# which the sizes do not settle); 20, 30, 39, 40, 68, 72, 74: families explain lacks, or pastes
+# which the sizes do not settle); 20, 30, 40, 68, 72, 74: families explain lacks, or pastes
 # that hold no error line (a warning only, a frame without its message).
-NOT_KNOWN = [20, 30, 39, 40, 54, 68, 72, 74, 79]
+NOT_KNOWN = [20, 30, 40, 54, 68, 72, 74, 79]
 # Judged wrong and kept: a bare device-side assert reads as an index out of range (labels or token
 # ids), its most common cause; this thread's was a transformers release (verdicts-after.yaml).
 KEPT_WRONG = {14: "device-side-assert"}

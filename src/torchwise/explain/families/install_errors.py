@@ -9,6 +9,7 @@ import re
 from torchwise.env.compat import WHEEL_INDEX, companion_version
 from torchwise.env.probe import installed_version
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
+from torchwise.explain.families import build_isolation_errors
 
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:
@@ -285,7 +286,13 @@ KNOWN: list[KnownError] = [
         r"(\S+\.so[.\d]*): undefined symbol: (\w+)(?:, version (\S+))?",
         _undefined_symbol,
     ),
-    known("torch-not-installed", r"No module named '?torch'?(?![\w.])", _torch_missing),
+    known(
+        "torch-not-installed",
+        r"No module named '?torch'?(?![\w.])",
+        _torch_missing,
+        # inside a package's isolated build it is build_isolation_errors' reading, not a missing torch
+        when=lambda match, text: not build_isolation_errors.IN_BUILD.search(text),
+    ),
     known("torch-c-missing", r"No module named '?(?:torch\.)?_C'?(?![\w.])", _torch_c_missing),
     known(
         "torch-six-removed",
