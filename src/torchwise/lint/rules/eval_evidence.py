@@ -11,8 +11,8 @@ from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.rules.callers import call_sites, used_here
-from torchwise.lint.rules.eval_forward import EVAL_DATA_WORDS, feeds_backward, from_environment, grad_off_before
 from torchwise.lint.rules.evaluation import uses_gradients
+from torchwise.lint.rules.forward_flow import EVAL_DATA_WORDS, feeds_backward, from_environment, grad_off_before
 from torchwise.lint.rules.modes import last_mode_before
 
 

@@ -6,18 +6,22 @@ import ast
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, is_constant, method, receiver
+from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
-from torchwise.lint.rules.grad_scope import grad_off_by_callers, switched_off_before
-from torchwise.lint.rules.modes import last_mode_before
-
-# test_x, val_loader, evaluate, validate_epoch; not value, interval, latest or get_value.
-EVAL_DATA_WORDS = re.compile(
-    r"(^|_)(val|valid|validate|validation|test|eval|evaluate|evaluation|holdout)(_|$|\d)", re.I
+from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
+from torchwise.lint.rules.evaluation import evaluation_loops
+from torchwise.lint.rules.forward_flow import (
+    EVAL_DATA_WORDS,
+    backpropagates,
+    feeds_backward,
+    from_environment,
+    grad_off_before,
 )
+from torchwise.lint.rules.grad_scope import grad_off_by_callers
+from torchwise.lint.rules.modes import last_mode_before
 
 
 def model_object(ctx: FileContext, func: ast.expr) -> bool:
@@ -35,90 +39,6 @@ def model_object(ctx: FileContext, func: ast.expr) -> bool:
 def _rebound(ctx: FileContext, name: str) -> bool:
     """``import model`` then ``model = model.RNNModel(...)``: the name holds the built model."""
     return any(isinstance(value, ast.Call) for value in ctx.assignments.get(name, []))
-
-
-def _targets(node: ast.Assign | ast.AugAssign) -> set[str]:
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    return {d for t in targets for n in ast.walk(t) if (d := dotted(n))}
-
-
-def feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
-    """Whether ``call``'s result reaches a ``backward()`` later in ``scope``: names are
-    followed through assignments in source order, and a name assigned anew from something
-    else stops carrying it (``pred`` of the test pass is not the ``pred`` trained on later)."""
-    statement = ctx.statement(call)
-    if statement is None:
-        return False
-    if any(ctx.is_backward(c) for c in ctx.calls_in(statement)):
-        return True
-    tainted = _targets(statement) if isinstance(statement, ast.Assign) else set()
-    later = sorted(
-        (
-            n
-            for n in ctx.walk(scope)
-            if position(n) > position(statement)
-            and (isinstance(n, ast.Assign | ast.AugAssign) or (isinstance(n, ast.Call) and _uses_grad(ctx, n)))
-        ),
-        key=position,
-    )
-    for node in later:
-        used = {dotted(n) for n in ast.walk(node if isinstance(node, ast.Call) else node.value)}
-        if isinstance(node, ast.Call):
-            if used & tainted:
-                return True
-        elif used & tainted:
-            tainted |= _targets(node)
-        elif isinstance(node, ast.Assign):
-            tainted -= _targets(node)
-    return False
-
-
-def _uses_grad(ctx: FileContext, call: ast.Call) -> bool:
-    """A backward, or a call into a function of this file that runs one (LoRA's
-    ``optimizer_step(loss, ...)``): what is handed to it is trained on."""
-    if ctx.is_backward(call) or method(call) == "requires_grad_" or "autograd.grad" in (dotted(call.func) or ""):
-        return True
-    target = ctx.callee(call)
-    return target is not None and _backpropagates(ctx, target)
-
-
-def _backpropagates(ctx: FileContext, root: ast.AST) -> bool:
-    """A ``backward()`` in ``root`` or in the functions of this file it calls."""
-    return any(ctx.is_backward(c) for c in ctx.reached_calls(root, 2))
-
-
-def grad_off_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
-    return switched_off_before(ctx, scope, node) or _frozen_before(ctx, scope, node)
-
-
-def _frozen_before(ctx: FileContext, scope: ast.AST, node: ast.AST) -> bool:
-    """Every parameter of the model ``node`` runs set ``requires_grad = False`` earlier in the
-    scope (``for p in crnn.parameters(): p.requires_grad = False``, ``crnn.requires_grad_(False)``):
-    nothing in the forward asks for a gradient, so no graph is kept (crnn.pytorch's ``val()``)."""
-    model = dotted(node.func) if isinstance(node, ast.Call) else None
-    if model is None:
-        return False
-    for earlier in ctx.walk(scope):
-        if position(earlier) >= position(node):
-            continue
-        if isinstance(earlier, ast.Call) and method(earlier) == "requires_grad_" and earlier.args:
-            if is_constant(earlier.args[0], False) and dotted(receiver(earlier)) == model:
-                return True
-        if isinstance(earlier, ast.For) and isinstance(earlier.iter, ast.Call) and method(earlier.iter) == "parameters":
-            if dotted(receiver(earlier.iter)) != model:
-                continue
-            param = dotted(earlier.target)
-            if any(
-                isinstance(s, ast.Assign)
-                and is_constant(s.value, False)
-                and any(
-                    isinstance(t, ast.Attribute) and t.attr == "requires_grad" and dotted(t.value) == param
-                    for t in s.targets
-                )
-                for s in earlier.body
-            ):
-                return True
-    return False
 
 
 @rule("TW132", Level.WARNING, hint="run the evaluation forward under `with torch.no_grad():`")
@@ -150,8 +70,6 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
     """
-    from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
-    from torchwise.lint.rules.evaluation import evaluation_loops
 
     yield from _unguarded_repeats(ctx)
     reported_loops = [loop for loop, no_grad in evaluation_loops(ctx) if not no_grad]
@@ -164,7 +82,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
         function = ctx.function(call)
         on_eval_data = any(EVAL_DATA_WORDS.search((dotted(a) or "").rsplit(".", 1)[-1]) for a in call.args)
         eval_name = bool(function and EVAL_DATA_WORDS.search(function.name))
-        in_eval_function = function is not None and eval_name and not _backpropagates(ctx, function)
+        in_eval_function = function is not None and eval_name and not backpropagates(ctx, function)
         volatile = _volatile_input(ctx, call, scope)
         over_a_set = _inference_over_a_set(ctx, call)
         loops = ctx.loops(call)
@@ -359,24 +277,6 @@ def _module_class(node: ast.AST | None) -> bool:
         return False
     bases = [dotted(b) or "" for b in node.bases]
     return any(re.search(r"Module|Sequential|^nn\.", b) for b in bases)
-
-
-_ENVIRONMENT = re.compile(r"(^|[._])envs?$")
-
-
-def from_environment(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
-    """An argument given an environment's observation in the scope (``state = env.reset()``,
-    ``state, reward, done, info = env.step(action)``): a policy acting one step at a time
-    (Super-mario-bros-PPO's test.py), not an evaluation over a data set."""
-    names = {dotted(a) for a in call.args} - {None}
-    for node in ctx.walk(scope):
-        if not isinstance(node, ast.Assign) or not names & {dotted(n) for t in node.targets for n in ast.walk(t)}:
-            continue
-        for inner in ast.walk(node.value):
-            if isinstance(inner, ast.Call) and method(inner) in {"reset", "step"}:
-                if _ENVIRONMENT.search(dotted(receiver(inner)) or ""):
-                    return True
-    return False
 
 
 def _periodic_samples(ctx: FileContext) -> Iterator[Hit]:

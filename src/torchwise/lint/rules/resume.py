@@ -8,92 +8,15 @@ import builtins
 import re
 from collections.abc import Iterator
 
-from torchwise.lint.ast_names import dotted, keyword, method, receiver
+from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
-from torchwise.lint.rules.data import argparse_option
 from torchwise.lint.rules.resume_count import continues_count
 from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
-
-_RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
-# `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
-_LOADS = frozenset({"load_state_dict", "load_weights", "load"})
-
-
-def in_resume(ctx: FileContext, node: ast.AST) -> bool:
-    """Inside a resume branch (``if args.resume:``, or an option whose help says so:
-    apex's dcgan ``--netG``, "path to netG (to continue training)") or function
-    (``def resume():``, ``def load_checkpoint():``)."""
-    chain = list(ctx.ancestors(node))
-    children = [node, *chain[:-1]]  # the statement on the path just below each ancestor
-    resume_ifs = [
-        (a, child in a.body)
-        for a, child in zip(chain, children, strict=True)
-        if isinstance(a, ast.If) and _resume_test(ctx, a.test)
-    ]
-    if any(in_body == _negated(a.test) for a, in_body in resume_ifs):
-        return False  # the `else:` of `if resume:` (an `elif config.train.checkpoint:` fine-tune) starts afresh
-    if resume_ifs:
-        return True
-    for ancestor in chain:
-        if isinstance(ancestor, ast.FunctionDef | ast.AsyncFunctionDef) and _RESUME_WORDS.search(ancestor.name):
-            return not _SAVING.search(ancestor.name)  # waveglow's save_checkpoint() copies weights to save them
-    return False
-
-
-_SAVING = re.compile(r"save|write|dump|export", re.I)
-
-
-def _resume_test(ctx: FileContext, test: ast.expr) -> bool:
-    text = ast.unparse(test)
-    if not (_RESUME_WORDS.search(text) or _resume_option(ctx, test)):
-        return False
-    return not _initial_weights(ctx, test, text)
-
-
-# `if args.init_checkpoint is not None:` ("pretrained checkpoint path"): weights to start a
-# fine-tune from, not a resume; `init_from == 'resume'` (nanoGPT) says resume and stays one.
-_INITIAL_WORDS = re.compile(r"pretrain|init|finetun|fine_tun|warm_?start", re.I)
-_CONTINUE_WORDS = re.compile(r"resum|restart|continu", re.I)
-
-
-def _initial_weights(ctx: FileContext, test: ast.expr, text: str) -> bool:
-    """A test on a checkpoint that its name or its option's help calls pretrained or initial
-    weights, with no word of resuming."""
-    if _CONTINUE_WORDS.search(text):
-        return False
-    helps = []
-    for node in ast.walk(test):
-        declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
-        help_text = keyword(declared, "help") if declared is not None else None
-        if isinstance(help_text, ast.Constant):
-            helps.append(str(help_text.value))
-    if any(_CONTINUE_WORDS.search(h) for h in helps):
-        return False
-    return bool(_INITIAL_WORDS.search(text)) or any(_INITIAL_WORDS.search(h) for h in helps)
-
-
-def _negated(test: ast.expr) -> bool:
-    """``not args.resume``, ``args.resume_net is None`` / ``== None`` / ``== ''``: the test holds
-    when there is nothing to resume from, so its ``else:`` is the resume (RFBNet's train_RFB.py)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return True
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.Eq)):
-        return False
-    return any(isinstance(side, ast.Constant) and side.value in (None, "") for side in (test.left, *test.comparators))
-
-
-def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
-    """An ``if`` on a command-line option whose ``help=`` speaks of resuming."""
-    for node in ast.walk(test):
-        declared = argparse_option(ctx, node.attr) if isinstance(node, ast.Attribute) else None
-        text = keyword(declared, "help") if declared is not None else None
-        if isinstance(text, ast.Constant) and _RESUME_WORDS.search(str(text.value)):
-            return True
-    return False
+from torchwise.lint.rules.resume_sites import in_resume, restores_weights, resume_test, trains_after
 
 
 def _built(ctx: FileContext, kind: str) -> list[str]:
@@ -260,14 +183,6 @@ def _hands_unknown(ctx: FileContext, call: ast.Call) -> bool:
 _AVERAGED = re.compile(r"(^|_)(ema|swa)(_|$)", re.I)
 
 
-def trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
-    """A backward or an optimizer step after ``call`` in ``scope`` or in the functions of this
-    file it calls there: what was restored is trained on."""
-    later = [c for c in ctx.calls_in(scope) if position(c) > position(call)]
-    reached = [*later, *(inner for c in later if (f := ctx.callee(c)) is not None for inner in ctx.reached_calls(f, 1))]
-    return any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in reached)
-
-
 def _apex_scale_lost(ctx: FileContext) -> bool:
     """apex's ``amp.initialize(...)`` keeps a dynamic loss scale that only ``amp.state_dict()`` /
     ``amp.load_state_dict()`` carry over; a file that initialises it and never loads it back
@@ -296,16 +211,6 @@ def epochs_restart(ctx: FileContext, anchor: ast.Call) -> bool:
         if any(ctx.is_scheduler_step(c) and not c.args for c in ctx.reached_calls(loop, 1)):
             return True
     return False
-
-
-def restores_weights(ctx: FileContext, call: ast.Call) -> bool:
-    """``model.load_state_dict(...)`` / ``net.load_weights(...)``, or ``model = torch.load(f)``."""
-    if method(call) in _LOADS and ctx.kind(receiver(call)) == "model":
-        return True
-    statement = ctx.statement(call)
-    if (ctx.qualname(call.func) or "") != "torch.load" or not isinstance(statement, ast.Assign):
-        return False
-    return statement.value is call and any(ctx.kind(t) == "model" for t in statement.targets)
 
 
 def _schedule_restarts(ctx: FileContext) -> bool:
@@ -348,7 +253,7 @@ def restored_then_reset(ctx: FileContext) -> Iterator[Hit]:
     for node in ctx.nodes:
         if not (isinstance(node, ast.Assign) and in_resume(ctx, node) and _from_loaded(node.value)):
             continue
-        branches = [a for a in ctx.ancestors(node) if isinstance(a, ast.If) and _resume_test(ctx, a.test)]
+        branches = [a for a in ctx.ancestors(node) if isinstance(a, ast.If) and resume_test(ctx, a.test)]
         if not branches:
             continue
         end = (branches[-1].end_lineno or branches[-1].lineno, 0)  # the outermost: its else is part of it

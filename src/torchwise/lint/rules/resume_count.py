@@ -11,6 +11,7 @@ import ast
 
 from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext, position
+from torchwise.lint.rules.resume_sites import in_resume, restores_weights
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -27,8 +28,6 @@ def continues_count(ctx: FileContext, load: ast.Call) -> bool:
 def resumed_counters(ctx: FileContext) -> set[str]:
     """Names a resume sets from what it loaded (``start_epoch = checkpoint['epoch']`` under ``if
     args.resume:``), and names tied to a weights load that a training loop counts from."""
-    from torchwise.lint.rules.resume import in_resume, restores_weights
-
     def collect() -> set[str]:
         names = {
             n

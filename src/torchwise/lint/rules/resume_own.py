@@ -11,14 +11,14 @@ import ast
 from torchwise.lint.ast_names import dotted, method
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.rules.callers import call_sites
+from torchwise.lint.rules.checkpoint import file_argument, path_text, same_run_before, saves_with_paths
+from torchwise.lint.rules.resume_sites import trains_after
 
 
 def resumes_own_checkpoint(ctx: FileContext, load: ast.Call) -> bool:
     """``load`` restores weights from a ``torch.load`` of a path this file saves to, no save of it
     runs before the load in the same run, and training follows the load (in its scope, or after
     a call here of the function it sits in)."""
-    from torchwise.lint.rules.checkpoint import file_argument, path_text, same_run_before, saves_with_paths
-    from torchwise.lint.rules.resume import trains_after
 
     for read in _torch_loads_feeding(ctx, load):
         path = path_text(ctx, file_argument(read))

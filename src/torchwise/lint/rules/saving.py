@@ -12,7 +12,7 @@ from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.evaluation import optimized_models
-from torchwise.lint.rules.resume import in_resume
+from torchwise.lint.rules.resume_sites import in_resume
 
 
 def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
