@@ -292,6 +292,15 @@ class FileContext:
                 return ancestor
         return None
 
+    def enclosing_if(self, node: ast.AST, stop: ast.AST) -> ast.If | None:
+        """The innermost ``if`` between ``node`` and ``stop`` (what ran on one branch only), else None."""
+        for ancestor in self.ancestors(node):
+            if ancestor is stop:
+                return None
+            if isinstance(ancestor, ast.If):
+                return ancestor
+        return None
+
     def under_modulo(self, node: ast.AST, stop: ast.AST) -> bool:
         """Whether an ``if ... % k ...`` sits between ``node`` and ``stop``."""
         return self.modulo_guard(node, stop) is not None
