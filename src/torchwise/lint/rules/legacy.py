@@ -66,14 +66,21 @@ def python2_next_method(ctx: FileContext) -> Iterator[Hit]:
     ``except: it = iter(loader); it.next()``) only moves the error to the retry.
     Fix: ``next(it)``; ``torchwise lint --fix`` rewrites it.
     It follows the name: every value the file gives it is ``iter(...)`` or a call of a
-    generator function defined here (one with ``yield``).
+    generator function defined here (one with ``yield``); ``iter(loader).next()`` written
+    inline is one too (PyTorch-ENet's ``images, labels = iter(test_loader).next()``).
     Cannot see: iterators made elsewhere (a helper of another file, an attribute set there),
     or an object whose class defines its own ``next``.
     """
     for call in ctx.calls:
         if method(call) != "next" or call.args or call.keywords:
             continue
-        name = dotted(receiver(call))
+        target = receiver(call)
+        if target is not None and _makes_iterator(ctx, target):
+            text = ast.unparse(target)
+            edits = (Edit.replace(call, f"next({text})"),) if call.lineno == call.end_lineno else ()
+            yield Hit(call, f"{text}.next(): Python 3 iterators have no .next() method (AttributeError)", edits=edits)
+            continue
+        name = dotted(target)
         values = ctx.assignments.get(name or "", [])
         if values and all(_makes_iterator(ctx, v) for v in values):
             edits = (Edit.replace(call, f"next({name})"),) if call.lineno == call.end_lineno else ()

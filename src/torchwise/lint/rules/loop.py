@@ -66,7 +66,7 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
     Cannot see: a backward run by a helper in another file (then it may report a step as
     having none); closures other than ``step(closure)``. Gradients set by hand
-    (``p.grad = g``) count as a backward.
+    (``p.grad = g``, ``p._grad = g``) count as a backward.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -92,11 +92,12 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
 
 
 def _sets_grads(ctx: FileContext, region: ast.AST) -> bool:
-    """``p.grad = g`` / ``p.grad += g`` with a value: gradients given by hand, no backward needed."""
+    """``p.grad = g`` / ``p.grad += g`` / ``p._grad = g`` with a value: gradients given by hand
+    (an A2C/A3C master applying its workers' gradients), no backward needed."""
     return any(
         isinstance(n, ast.Assign | ast.AugAssign)
         and not is_constant(n.value, None)
-        and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in _targets(n))
+        and any(isinstance(t, ast.Attribute) and t.attr in {"grad", "_grad"} for t in _targets(n))
         for n in ctx.walk(region)
     )
 
