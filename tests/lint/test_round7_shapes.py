@@ -105,3 +105,30 @@ safe = yaml.safe_load(open(args.third))
 
 def test_yaml_load_without_loader_is_an_error_and_with_one_is_silent():
     assert found(SEMSEG, "TW137") == [("TW137", 3, "error")]
+
+
+# --- TW116: an accumulation count that defaults to 1 accumulates nothing unless raised --------------
+
+# Zhongdao/Towards-Realtime-MOT train.py (tests/lint/worked7, line 134 judged not a bug there):
+# --accumulated-batches defaults to 1, and so does train()'s parameter.
+MOT = """\
+import argparse
+import torch
+def train(cfg, accumulated_batches=1):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for i, (imgs, targets) in enumerate(dataloader):
+        loss = torch.mean(model(imgs, targets))
+        loss.backward()
+        if ((i + 1) % accumulated_batches == 0) or (i == len(dataloader) - 1):
+            optimizer.step()
+            optimizer.zero_grad()
+parser = argparse.ArgumentParser()
+parser.add_argument('--accumulated-batches', type=int, default=1, help='number of batches before optimizer step')
+opt = parser.parse_args()
+train(opt.cfg, accumulated_batches=opt.accumulated_batches)
+"""
+
+
+def test_an_accumulation_count_whose_defaults_are_one_is_info_and_above_one_warns():
+    assert found(MOT, "TW116") == [("TW116", 7, "info")]
+    assert found(MOT.replace("default=1,", "default=4,"), "TW116") == [("TW116", 7, "warning")]
