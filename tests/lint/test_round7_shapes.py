@@ -4,6 +4,8 @@ script (source named) with the shape that still reports beside the one that is n
 
 from __future__ import annotations
 
+import pytest
+
 from .test_round5_shapes import found
 
 # --- TW126: a recurrent state computed under no_grad carries no graph ------------------------------
@@ -132,3 +134,31 @@ train(opt.cfg, accumulated_batches=opt.accumulated_batches)
 def test_an_accumulation_count_whose_defaults_are_one_is_info_and_above_one_warns():
     assert found(MOT, "TW116") == [("TW116", 7, "info")]
     assert found(MOT.replace("default=1,", "default=4,"), "TW116") == [("TW116", 7, "warning")]
+
+
+# --- Python 2 print statements: the file is read, and TW144 reports the first ---------------------
+
+# jeffreyyihuang/two-stream-action-recognition spatial_cnn.py (tests/lint/worked7, judged bugs at
+# lines 39 (print arg), 164 (loss.data[0]) and 198-205 (a volatile validation)).
+TWO_STREAM = """\
+import torch
+from torch.autograd import Variable
+def main(arg):
+    print arg
+    for i, (data, label) in enumerate(train_loader):
+        loss = criterion(model(Variable(data).cuda()), Variable(label).cuda(async=True))
+        print 'loss', loss.data[0]  # shown every batch
+"""
+
+
+def test_a_python2_file_is_read_through_its_print_statements():
+    findings = found(TWO_STREAM, "TW129", "TW135", "TW144")
+    assert findings == [("TW144", 4, "error"), ("TW135", 6, "error"), ("TW129", 7, "error")]
+
+
+def test_a_print_statement_over_two_lines_is_still_a_parse_error():
+    from torchwise.errors import LintError
+
+    for text in ("print 'a', \\\n    b\n", "print '%d %d' % (a,\n    b)\n"):
+        with pytest.raises(LintError, match="cannot parse"):
+            found("import torch\n" + text)
