@@ -203,3 +203,20 @@ def test_a_sampler_whose_loader_is_walked_every_epoch_without_set_epoch_warns():
 )
 def test_set_epoch_no_shuffle_a_sampler_handed_to_another_file_or_one_pass_is_silent(change):
     assert found(TACOTRON.replace(*change), "TW149") == []
+
+
+# huggingface/accelerate benchmarks/fp8/torchao/fp8_utils.py (an earlier corpus' repository, at
+# HEAD): FP8 kernels want every batch of 16 rows, so the evaluation loader drops its short batch.
+FP8 = """\
+from torch.utils.data import DataLoader
+def get_dataloaders(tokenized_datasets, collate_fn, batch_size=16):
+    # Specific for FP8: pad to a multiple of 16
+    train_dataloader = DataLoader(tokenized_datasets["train"], shuffle=True, batch_size=batch_size, drop_last=True)
+    eval_dataloader = DataLoader(tokenized_datasets["validation"], shuffle=False, batch_size=16, drop_last=True)
+    return train_dataloader, eval_dataloader
+"""
+
+
+def test_a_file_that_needs_fixed_batch_shapes_gets_info():
+    assert found(FP8, "TW147") == [("TW147", 5, "info")]
+    assert found(FP8.replace("FP8", "speed"), "TW147") == [("TW147", 5, "warning")]

@@ -25,6 +25,9 @@ from torchwise.lint.rules.data import argparse_default, is_dataloader
 # A split named by a word of its own: `test_loader`, `val_dataset`, `loader_val`, `dev_set`.
 _EVAL_WORDS = re.compile(r"(^|_)(val|valid|validation|test|testing|eval|evaluation|dev)(_|$|set|loader|data)", re.I)
 _TRAIN_WORDS = re.compile(r"train", re.I)
+# Code that needs every batch the same shape: FP8 GEMMs, XLA graphs, CUDA graphs. There a short
+# last batch may be dropped on purpose (accelerate's FP8 benchmarks keep batches of 16).
+_STATIC_SHAPES = re.compile(r"\bfp8\b|float8|torch_xla|CUDAGraph|cuda_graph|reduce-overhead", re.I)
 _EVAL_SPLITS = frozenset({"val", "valid", "validation", "test", "testing", "eval", "dev"})
 
 
@@ -42,7 +45,8 @@ def evaluation_loader_drops_last_batch(ctx: FileContext) -> Iterator[Hit]:
     (``if flag == 'test': drop_last = True``). It warns where the batch size is known to be
     above one: a literal, an option whose default is, or the same batch size a training loader
     of the file uses; otherwise (a size read from a config file) it says info, since a batch of
-    one drops nothing.
+    one drops nothing. In a file that needs fixed batch shapes (FP8, XLA, CUDA graphs) it says
+    info: the short batch may be dropped on purpose there.
     Cannot see: loaders built in another file, or a dataset whose length is a multiple of the
     batch size (nothing is dropped then); a loader wrapped in an endless generator
     (``cycle(DataLoader(...))``) samples its batches and is not reported.
@@ -65,6 +69,9 @@ def _hit(
 ) -> Hit:
     size = keyword(call, "batch_size") or (call.args[1] if len(call.args) > 1 else None)
     message = "evaluation DataLoader with drop_last=True: the last partial batch is never scored"
+    if _STATIC_SHAPES.search(ctx.source):
+        reason = "this file needs fixed batch shapes (FP8, XLA or CUDA graphs), so it may be on purpose"
+        return Hit(where, f"{message} ({reason})", level=Level.INFO)
     known = _above_one(ctx, call, size, loaders) or (
         branch is not None and isinstance(size, ast.Name) and _shared_with_other_split(branch, size.id)
     )
