@@ -92,7 +92,7 @@ def test_syntax_error_exits_2_with_error_and_hint(tmp_path):
 
 def test_a_broken_file_does_not_hide_the_others(tmp_path):
     (tmp_path / "a_broken.py").write_text("def f(:\n")
-    (tmp_path / "b_broken.py").write_text("print 'python 2'\n")
+    (tmp_path / "b_broken.py").write_text("print 'python 2' %\n")  # a print statement lint cannot read
     (tmp_path / "c_train.py").write_text("import torch\ntorch.save(model, 'm.pt')\n")
     result = run_lint(".", "--format", "json", cwd=tmp_path)
     assert result.returncode == 2

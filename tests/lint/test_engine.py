@@ -133,7 +133,7 @@ def test_a_code_that_matches_no_rule_is_an_error(tmp_path):
     (tmp_path / "t.py").write_text(LOAD)
     with pytest.raises(LintError, match="'TW999' matches no rule") as caught:
         lint_paths([tmp_path], select=["TW999"])
-    assert "TW101-TW146" in caught.value.hint
+    assert "TW101-TW149" in caught.value.hint
     (tmp_path / "pyproject.toml").write_text('[tool.torchwise.lint]\nignore = ["E501"]\n')
     with pytest.raises(LintError, match="ignore: 'E501' matches no rule"):
         lint_paths([tmp_path])

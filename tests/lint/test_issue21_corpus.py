@@ -102,7 +102,8 @@ def test_round3_working_half_stays_at_its_floor():
     # architectures in a script that never trains (TW132); three right warnings judged afterwards
     # in heldout4/findings.json (SRGAN's two resumes that leave the GradScaler behind, tsn's loop).
     # Round 7: a second right TW132 on Beta-VAE's viz_traverse (decoder(z) in a loop after eval()).
-    [(HELD_OUT, 8, 27, 27), (HELD_OUT_B, 20, 30, 30), (HELD_OUT_3, 30, 32, 32), (HELD_OUT_4, 14, 23, 23)],
+    # Round 7: TW148 finds PyTorch-Encoding's self.model.module read where only `if args.cuda:` wrapped it.
+    [(HELD_OUT, 8, 30, 30), (HELD_OUT_B, 20, 30, 30), (HELD_OUT_3, 30, 33, 33), (HELD_OUT_4, 15, 25, 25)],
     ids=["held-out", "held-out-b", "held-out-3 (measured once at fbd151a)", "held-out-4 (measured once at 882f8f2)"],
 )
 def test_earlier_held_out_halves_stay_at_their_floor(folder, found, warned, right):
@@ -127,5 +128,7 @@ def test_round4_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_4)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     # Round 5's TW139 finds pytorch-YOLOv4's --load that nothing reads (line 542).
-    assert (result["bugs"], len(result["found"])) == (7, 3)
-    assert (result["warnings+errors"], len(result["right"])) == (7, 7)
+    # Round 7: TW148 finds evaluate_on_coco.py's model.width read through DataParallel (two errors on
+    # the bug's two lines); TW147 the validation loader's drop_last (judged in worked4/findings.json).
+    assert (result["bugs"], len(result["found"])) == (7, 4)
+    assert (result["warnings+errors"], len(result["right"])) == (10, 10)

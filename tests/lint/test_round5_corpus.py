@@ -64,5 +64,8 @@ def test_round5_held_out_half_stays_at_its_floor():
     # and SimCLR's unguarded x_i.cuda() (its set_device binds the multi-node branch only).
     result = bench.load("lint_recall").measure(HELD_OUT_5)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (52, 27)
-    assert (result["warnings+errors"], len(result["right"])) == (37, 37)
+    # Round 7: TW147 finds SimCLR linear_evaluation.py's test loader that drops its last batch; wgan-gp's
+    # gan_mnist.py, a Python 2 file, is read with its print statements parenthesised: TW132 finds its
+    # volatile sample generation, and TW144 / TW136 name the Python 2 lines judged there.
+    assert (result["bugs"], len(result["found"])) == (52, 29)
+    assert (result["warnings+errors"], len(result["right"])) == (42, 42)

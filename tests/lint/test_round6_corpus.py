@@ -47,8 +47,10 @@ def test_round6_working_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED_6)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the script's verdict file"
     # Before the round's changes (rules of 6510981): 23 of 43 found, 37 of 39 right.
-    assert (result["bugs"], len(result["found"])) == (43, 38)
-    assert (result["warnings+errors"], len(result["right"])) == (49, 49)
+    # Round 7: TW147 finds Informer's test split that drops its last batch, and warns (judged right in
+    # worked6/findings.json) on glow-tts' validation loader of the same shape.
+    assert (result["bugs"], len(result["found"])) == (43, 39)
+    assert (result["warnings+errors"], len(result["right"])) == (51, 51)
 
 
 def test_round6_held_out_half_as_measured_once():

@@ -92,6 +92,8 @@ class FileContext:
         self._memo: dict[object, object] = {}
         # Where ``async=`` keywords were renamed so that Python 3.7+ could parse the file.
         self.renamed_async: tuple[tuple[int, int], ...] = ()
+        # Where Python 2 ``print x`` statements were read as ``print(x)`` (TW144 reports them).
+        self.print_statements: tuple[tuple[int, int], ...] = ()
         annotations = {id(n) for a in _annotations(tree) for n in ast.walk(a)}
         for parent in ast.walk(tree):
             if id(parent) not in annotations:
@@ -289,6 +291,15 @@ class FileContext:
             if ancestor is stop:
                 return None
             if isinstance(ancestor, ast.If) and has_modulo(ancestor.test):
+                return ancestor
+        return None
+
+    def enclosing_if(self, node: ast.AST, stop: ast.AST) -> ast.If | None:
+        """The innermost ``if`` between ``node`` and ``stop`` (what ran on one branch only), else None."""
+        for ancestor in self.ancestors(node):
+            if ancestor is stop:
+                return None
+            if isinstance(ancestor, ast.If):
                 return ancestor
         return None
 

@@ -16,7 +16,7 @@ from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, check_codes, load_config
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Finding, Hit
-from torchwise.lint.legacy import rename_async_keywords
+from torchwise.lint.legacy import parenthesise_print_statements, rename_async_keywords
 from torchwise.lint.registry import Rule
 from torchwise.lint.rules import all_rules
 
@@ -56,7 +56,8 @@ def parse(source: str, path: str) -> FileContext:
     """The file's context, or `LintError` naming the file and the syntax error.
 
     A file that fails only on torch 0.3's ``.cuda(async=True)`` is read with those keywords
-    renamed (`rename_async_keywords`); TW135 reports them.
+    renamed (`rename_async_keywords`); TW135 reports them. One that fails only on Python 2's
+    ``print x`` statements is read with them parenthesised; TW144 reports the first.
     """
     try:
         return FileContext.parse(source, path)
@@ -64,13 +65,14 @@ def parse(source: str, path: str) -> FileContext:
         raise LintError(f"{path}: cannot parse: {err}", hint="lint only Python source") from err
     except SyntaxError as err:
         renamed, places = rename_async_keywords(source)
-        if places:
+        printed, prints = parenthesise_print_statements(renamed)
+        if places or prints:
             try:
-                ctx = FileContext.parse(renamed, path)
+                ctx = FileContext.parse(printed, path)
             except SyntaxError:
                 pass  # another syntax error too: report the first one, as Python does
             else:
-                ctx.renamed_async = places
+                ctx.renamed_async, ctx.print_statements = places, prints
                 return ctx
         where = f"{path}:{err.lineno}:{err.offset}" if err.lineno else path
         raise LintError(

@@ -42,3 +42,53 @@ def rename_async_keywords(source: str) -> tuple[str, tuple[tuple[int, int], ...]
         text = lines[line - 1]
         lines[line - 1] = text[:col] + PLACEHOLDER + text[col + len(PLACEHOLDER) :]
     return "".join(lines), places
+
+
+_PRINT_STATEMENT = "Missing parentheses in call to 'print'"
+
+
+def parenthesise_print_statements(source: str, limit: int = 500) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The source with each Python 2 ``print x`` statement read as ``print(x)``, and where each
+    one was; the source unchanged and ``()`` when the file has another syntax error first.
+
+    ``print`` becomes ``print(`` (same length) and ``)`` closes the line, so every other line and
+    column stays put. A statement that goes on past its line (a backslash, an open bracket) or
+    that is not a plain call once parenthesised (``print >>f, x``) is left, and the file with it.
+
+    >>> parenthesise_print_statements("x = 1\\nprint x  # shown\\n")
+    ('x = 1\\nprint(x)  # shown\\n', ((2, 0),))
+    """
+    lines = source.splitlines(keepends=True)
+    places: list[tuple[int, int]] = []
+    for _ in range(limit):
+        try:
+            compile("".join(lines), "<py2>", "exec", dont_inherit=True, flags=0x400)  # ast only
+            return "".join(lines), tuple(places)
+        except SyntaxError as err:
+            if not (err.msg or "").startswith(_PRINT_STATEMENT) or not err.lineno:
+                return source, ()
+            line = lines[err.lineno - 1]
+            col = len(line) - len(line.lstrip())
+            rewritten = _parenthesised(line, col)
+            if rewritten is None or (err.lineno, col) in places:
+                return source, ()
+            lines[err.lineno - 1] = rewritten
+            places.append((err.lineno, col))
+    return source, ()
+
+
+def _parenthesised(line: str, col: int) -> str | None:
+    """``print x  # c`` -> ``print(x)  # c``; None where the statement is not one line."""
+    if not line[col:].startswith("print ") or line[col + 6 : col + 8] == ">>":
+        return None
+    body, newline = line.rstrip("\r\n"), line[len(line.rstrip("\r\n")) :]
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(body[col:] + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None  # an open bracket or a backslash: the statement goes on
+    comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    end = col + comments[0].start[1] if comments else len(body)
+    code = body[:end].rstrip()
+    if code.endswith("\\"):
+        return None
+    return code[:col] + "print(" + code[col + 6 :] + ")" + body[len(code) :] + newline

@@ -21,6 +21,7 @@ def all_rules() -> dict[str, Rule]:
         data,
         device,
         eval_forward,
+        eval_loader,
         evaluation,
         flow,
         hygiene,
@@ -31,11 +32,13 @@ def all_rules() -> dict[str, Rule]:
         options,
         removed,
         resume,
+        sampler_epoch,
         saving,
         schedule,
         shared_grads,
         syncs,
         train_mode,
+        wrappers,
     )
 
     return dict(sorted(RULES.items()))

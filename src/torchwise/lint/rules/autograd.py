@@ -67,8 +67,8 @@ def _carried_state(ctx: FileContext, loop: ast.AST) -> Iterator[tuple[ast.Assign
     for node in ctx.walk(loop):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
-        if ctx.kind(node.value.func) != "model":
-            continue
+        if ctx.kind(node.value.func) != "model" or ctx.under_no_grad(node):
+            continue  # a state computed under no_grad carries no graph (cleanrl's rollout)
         stored = {dotted(n) for t in node.targets for n in ast.walk(t)} - {None}
         passed = {dotted(a) for a in node.value.args} | {dotted(k.value) for k in node.value.keywords}
         for name in sorted(stored & passed - {None}):  # type: ignore[operator]
@@ -101,6 +101,8 @@ def backward_through_freed_graph(ctx: FileContext) -> Iterator[Hit]:
     message's own ``retain_graph=True`` only hides the leak (the graph grows every step).
     Fix: call backward once per forward; recompute the loss inside the loop; carry
     ``hidden = hidden.detach()`` (truncated BPTT) across batches.
+    A state computed under ``torch.no_grad()`` (an RL rollout's LSTM state) holds no graph and is
+    not reported.
     Cannot see: graphs built in helpers of other files, losses held in containers, and a
     first backward that ran with ``retain_graph=True`` passed through a variable.
     """

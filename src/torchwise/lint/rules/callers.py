@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext
 
 
@@ -27,3 +28,13 @@ def used_here(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef
         or (isinstance(n, ast.Attribute) and n.attr == function.name)
         for n in ctx.nodes
     )
+
+
+def handed_params(call: ast.Call, target: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[str]:
+    """The parameters of ``target`` that ``call`` hands ``name`` to, by position or keyword
+    (``self`` dropped for a method called on an object): ``test(model=model)`` gives ["model"]."""
+    params = [a.arg for a in target.args.args]
+    if params and params[0] in {"self", "cls"} and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    handed = [params[i] for i, a in enumerate(call.args) if i < len(params) and dotted(a) == name]
+    return handed + [k.arg for k in call.keywords if k.arg in params and dotted(k.value) == name]

@@ -11,7 +11,7 @@ from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 
 
-def _is_dataloader(ctx: FileContext, call: ast.Call) -> bool:
+def is_dataloader(ctx: FileContext, call: ast.Call) -> bool:
     """torch's DataLoader itself; a subclass defined here may set its own sampler and workers."""
     name = ctx.qualname(call.func) or ""
     return name.endswith("DataLoader") and name.rsplit(".", 1)[-1] not in _local_classes(ctx)
@@ -134,7 +134,7 @@ def workers_without_main_guard(ctx: FileContext) -> Iterator[Hit]:
     loader only *built* at import time starts nothing and is not reported.
     """
     for call, _ in ctx.import_time_calls():
-        if not _is_dataloader(ctx, call) or not _positive_workers(ctx, keyword(call, "num_workers")):
+        if not is_dataloader(ctx, call) or not _positive_workers(ctx, keyword(call, "num_workers")):
             continue
         iterated = _iteration_at_import(ctx, _loader_names(ctx, call))
         if iterated is not None:
@@ -220,8 +220,7 @@ def _resampled_later(ctx: FileContext, call: ast.Call) -> bool:
     statement = ctx.statement(call)
     names = {dotted(t) for t in statement.targets} if isinstance(statement, ast.Assign) else set()
     return any(
-        method(c) in _RESAMPLING
-        and any(dotted(v) in names for v in [*c.args, *(k.value for k in c.keywords)])
+        method(c) in _RESAMPLING and any(dotted(v) in names for v in [*c.args, *(k.value for k in c.keywords)])
         for c in ctx.calls
     )
 
@@ -295,7 +294,7 @@ def training_loader_not_shuffled(ctx: FileContext) -> Iterator[Hit]:
     loader handed to Opacus' ``make_private`` (replaced by Poisson sampling).
     """
     for call in ctx.calls:
-        if not _is_dataloader(ctx, call) or not _is_training_loader(ctx, call):
+        if not is_dataloader(ctx, call) or not _is_training_loader(ctx, call):
             continue
         spread = [k.value for k in call.keywords if k.arg is None]
         if spread:

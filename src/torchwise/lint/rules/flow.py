@@ -135,7 +135,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
     Fix: re-create the iterator when it runs out (``except StopIteration: it = iter(loader)``),
     loop ``for batch in loader`` per epoch, or wrap the loader in an endless generator.
     A loop that runs as many times as the loader has batches is fine: ``range(len(loader))``,
-    or ``range(n)`` with ``n = len(...)`` over a loader of ``batch_size=1``.
+    ``range(n)`` with ``n = min(k, len(loader))``, or ``range(n)`` with ``n = len(...)`` over a
+    loader of ``batch_size=1``.
     Cannot see: an iterator over something that is not a loader by its constructor or name,
     or one re-created in another function; a step count equal to the number of batches that
     it cannot prove (it then reports it); ``next(iter(loader))`` (one batch) is fine.
@@ -169,6 +170,18 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
         yield Hit(call, f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch")
 
 
+def _capped_by_len(value: ast.expr, loader: ast.expr) -> bool:
+    """``min(n, len(loader))`` (or ``len(loader)`` itself): never more steps than batches."""
+    if isinstance(value, ast.Call) and dotted(value.func) == "min":
+        return any(_capped_by_len(a, loader) for a in value.args)
+    return (
+        isinstance(value, ast.Call)
+        and dotted(value.func) == "len"
+        and bool(value.args)
+        and dotted(value.args[0]) == dotted(loader)
+    )
+
+
 def _one_pass(ctx: FileContext, steps: ast.expr, loader: ast.expr) -> bool:
     """``range(len(loader))``, or ``range(n)`` with ``n = len(...)`` over a loader of
     ``batch_size=1``: the loop counts the loader's batches (jwyang's faster-rcnn test_net.py
@@ -177,6 +190,8 @@ def _one_pass(ctx: FileContext, steps: ast.expr, loader: ast.expr) -> bool:
         return False
     bound = steps.args[0]
     values = ctx.assignments.get(dotted(bound) or "", []) if isinstance(bound, ast.Name) else [bound]
+    if values and _capped_by_len(values[-1], loader):
+        return True  # pycls' benchmark: total_iter = min(total_iter, len(data_loader))
     if len(values) != 1 or not (isinstance(values[0], ast.Call) and dotted(values[0].func) == "len"):
         return False
     counted = values[0].args[0] if values[0].args else None

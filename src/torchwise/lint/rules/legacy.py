@@ -31,7 +31,7 @@ def async_keyword(ctx: FileContext) -> Iterator[Hit]:
     Lint reads the rest of such a file with the keyword renamed, so its other torch 0.3
     mistakes (``loss.data[0]``, ``Variable(x, volatile=True)``) are reported too.
     Cannot see: any other syntax error in the same file (lint then reports that one and stops,
-    as Python does), nor Python 2 syntax (``print x``).
+    as Python does), nor Python 2 syntax other than one-line ``print x`` statements (TW144).
     """
     renamed = {line for line, _ in ctx.renamed_async}
     for node in ctx.nodes:
@@ -66,14 +66,21 @@ def python2_next_method(ctx: FileContext) -> Iterator[Hit]:
     ``except: it = iter(loader); it.next()``) only moves the error to the retry.
     Fix: ``next(it)``; ``torchwise lint --fix`` rewrites it.
     It follows the name: every value the file gives it is ``iter(...)`` or a call of a
-    generator function defined here (one with ``yield``).
+    generator function defined here (one with ``yield``); ``iter(loader).next()`` written
+    inline is one too (PyTorch-ENet's ``images, labels = iter(test_loader).next()``).
     Cannot see: iterators made elsewhere (a helper of another file, an attribute set there),
     or an object whose class defines its own ``next``.
     """
     for call in ctx.calls:
         if method(call) != "next" or call.args or call.keywords:
             continue
-        name = dotted(receiver(call))
+        target = receiver(call)
+        if target is not None and _makes_iterator(ctx, target):
+            text = ast.unparse(target)
+            edits = (Edit.replace(call, f"next({text})"),) if call.lineno == call.end_lineno else ()
+            yield Hit(call, f"{text}.next(): Python 3 iterators have no .next() method (AttributeError)", edits=edits)
+            continue
+        name = dotted(target)
         values = ctx.assignments.get(name or "", [])
         if values and all(_makes_iterator(ctx, v) for v in values):
             edits = (Edit.replace(call, f"next({name})"),) if call.lineno == call.end_lineno else ()
@@ -107,17 +114,25 @@ _PY2_DICT_METHODS = {"iteritems": "items", "itervalues": "values", "iterkeys": "
 
 @rule("TW144", Level.ERROR, hint="use the Python 3 name (the message says which)")
 def python2_names(ctx: FileContext) -> Iterator[Hit]:
-    """Python 2's ``xrange``, ``raw_input``, ``unicode``, ``d.iteritems()``, ``d.has_key(k)``.
+    """Python 2's ``xrange``, ``raw_input``, ``unicode``, ``d.iteritems()``, ``d.has_key(k)``, ``print x``.
 
     Why: Python 3 removed them: the line raises ``NameError`` (or ``AttributeError`` for the dict
-    methods) when it runs, often inside the training loop (``for i in xrange(iters):``).
-    Fix: ``range``, ``input``, ``str``, ``d.items()``, ``k in d``, ``functools.reduce``.
+    methods) when it runs, often inside the training loop (``for i in xrange(iters):``); a
+    ``print x`` statement is a syntax error, so the file does not start at all.
+    Fix: ``range``, ``input``, ``str``, ``d.items()``, ``k in d``, ``functools.reduce``, ``print(x)``.
+    A file whose only syntax errors are print statements is read with them parenthesised, so its
+    other mistakes are reported too; the first print statement is reported, with their count.
     It reports a removed builtin that the file neither defines, assigns nor imports (a
     ``try: raw_input except NameError: raw_input = input`` shim counts as defining it), and the
     removed dict methods called on anything.
     Cannot see: names of Python 2 modules (``cPickle``, ``urllib2``: the import fails first and
     says so), or an object of another file whose class defines ``iteritems``.
     """
+    if ctx.print_statements:
+        line, col = ctx.print_statements[0]
+        first = next(n for n in ctx.calls if dotted(n.func) == "print" and (n.lineno, n.col_offset) == (line, col))
+        count = len(ctx.print_statements)
+        yield Hit(first, f"print statement: a SyntaxError in Python 3, the file does not run ({count} in this file)")
     defined = set(ctx.assignments) | set(ctx.functions) | set(ctx.imports)
     defined |= {n.id for n in ctx.nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # for, with, :=
     defined |= {n.name for n in ctx.nodes if isinstance(n, ast.ClassDef)}

@@ -10,6 +10,7 @@ from torchwise.lint.context import FileContext, backward_loss, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.data import argparse_default
 
 
 def _stepped_optimizer(ctx: FileContext, step: ast.Call) -> str | None:
@@ -66,7 +67,7 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Fix: keep the order ``zero_grad()`` -> ``backward()`` -> ``step()`` in every iteration.
     Cannot see: a backward run by a helper in another file (then it may report a step as
     having none); closures other than ``step(closure)``. Gradients set by hand
-    (``p.grad = g``) count as a backward.
+    (``p.grad = g``, ``p._grad = g``) count as a backward.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -92,11 +93,12 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
 
 
 def _sets_grads(ctx: FileContext, region: ast.AST) -> bool:
-    """``p.grad = g`` / ``p.grad += g`` with a value: gradients given by hand, no backward needed."""
+    """``p.grad = g`` / ``p.grad += g`` / ``p._grad = g`` with a value: gradients given by hand
+    (an A2C/A3C master applying its workers' gradients), no backward needed."""
     return any(
         isinstance(n, ast.Assign | ast.AugAssign)
         and not is_constant(n.value, None)
-        and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in _targets(n))
+        and any(isinstance(t, ast.Attribute) and t.attr in {"grad", "_grad"} for t in _targets(n))
         for n in ctx.walk(region)
     )
 
@@ -180,6 +182,8 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     An optimizer built here with its learning rate divided by something (pytorch-YOLOv4's
     ``lr=config.learning_rate / config.batch`` over summed losses) normalises the accumulated
     gradient through the rate and is not reported.
+    An accumulation count whose default, where this file shows it, is 1 (a parameter's or an
+    option's) accumulates nothing unless raised: info.
     Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
     then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
     """
@@ -199,11 +203,45 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
                 continue  # a GAN's `if i % n_critic == 0:` generator update, not accumulation
             if not _scaled(ctx, backward_loss(call), scope):
                 reported.add(call)
-                yield Hit(
-                    call,
+                message = (
                     f"gradients accumulate until the step on line {step.lineno}, "
-                    "but the loss is not divided by the accumulation steps",
+                    "but the loss is not divided by the accumulation steps"
                 )
+                if guard is not None and _accumulates_one_by_default(ctx, guard, scope):
+                    # Towards-Realtime-MOT's --accumulated-batches (default 1): off unless raised.
+                    yield Hit(
+                        call, f"{message} (if the accumulation count is raised from its default of 1)", level=Level.INFO
+                    )
+                else:
+                    yield Hit(call, message)
+
+
+def _accumulates_one_by_default(ctx: FileContext, guard: ast.If, scope: ast.AST) -> bool:
+    """The ``k`` of ``if (i + 1) % k == 0:`` defaults to 1 where this file shows its default (a
+    parameter's default, an argparse option's): by default every batch steps, nothing accumulates."""
+    divisors = [n.right for n in ast.walk(guard.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+    defaults: list[ast.expr | None] = []
+    for divisor in divisors:
+        name = divisor.attr if isinstance(divisor, ast.Attribute) else dotted(divisor)
+        if isinstance(divisor, ast.Constant):
+            defaults.append(divisor)
+            continue
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and isinstance(divisor, ast.Name):
+            given = _parameter_default(scope, divisor.id)
+            if given is not None:
+                defaults.append(given)
+        option = argparse_default(ctx, name or "")
+        if option is not False:
+            defaults.append(option)  # type: ignore[arg-type]
+    return bool(defaults) and all(isinstance(d, ast.Constant) and d.value == 1 for d in defaults)
+
+
+def _parameter_default(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> ast.expr | None:
+    args = function.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    return next((default for arg, default in pairs if arg.arg == name), None)
 
 
 def _lr_divided(ctx: FileContext, step: ast.Call) -> bool:
@@ -218,13 +256,15 @@ def _lr_divided(ctx: FileContext, step: ast.Call) -> bool:
     return False
 
 
-@rule("TW123", Level.WARNING, hint="use zero_grad(set_to_none=True) (the default) or p.grad = None")
+@rule("TW123", Level.INFO, hint="use zero_grad(set_to_none=True) (the default) or p.grad = None")
 def zero_grad_to_zeros(ctx: FileContext) -> Iterator[Hit]:
     """``zero_grad(set_to_none=False)`` or a manual ``p.grad.zero_()`` loop.
 
     Why: filling gradients with zeros launches a memset per parameter and keeps the memory
     allocated; setting them to None is free and lets the next backward write them fresh.
     Fix: ``optimizer.zero_grad()`` (``set_to_none=True`` is the default), or ``p.grad = None``.
+    Info, not a warning: zeros cost time and memory but train the same (a module's own
+    ``zero_grad`` written this way, as MAML-Pytorch's and improved-diffusion's are, is no bug).
     Cannot see: code in another file that reads ``.grad`` after zeroing and needs zeros there
     (then keep it and ``# noqa: TW123``); ``p.grad += g`` in this file keeps it quiet.
     """

@@ -90,12 +90,7 @@ def _minus_one(node: ast.expr) -> bool:
 
 def _conditional(ctx: FileContext, node: ast.AST, stop: ast.AST) -> bool:
     """Under an ``if`` between ``node`` and ``stop``: rebuilt at a few epochs (LR drops) only."""
-    for ancestor in ctx.ancestors(node):
-        if ancestor is stop:
-            return False
-        if isinstance(ancestor, ast.If):
-            return True
-    return False
+    return ctx.enclosing_if(node, stop) is not None
 
 
 def _model_built_in(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:

@@ -61,7 +61,10 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
     ``save_image`` / ``make_grid`` no longer take ``range=`` (renamed ``value_range``).
     ``optimizer.load_state_dict(state, False)`` passes ``strict``, which only modules take: an
     optimizer's or a scheduler's ``load_state_dict`` takes the state alone (``TypeError``).
-    Fix: the replacement the message names; ``load_state_dict(state)`` for an optimizer.
+    ``yaml.load(stream)`` without a ``Loader`` raises ``TypeError`` since PyYAML 6.0
+    (pytorch-semseg's config).
+    Fix: the replacement the message names; ``load_state_dict(state)`` for an optimizer;
+    ``yaml.safe_load(stream)``.
     It reads names through the file's imports (``import torchvision.transforms as T``).
     Cannot see: a removed name reached through another module or a ``getattr``; a project that
     pins the old release (it then runs, and the finding says what an upgrade breaks).
@@ -83,6 +86,8 @@ def removed_api(ctx: FileContext) -> Iterator[Hit]:
                 new, release = _REMOVED[unused[0]]
                 yield Hit(node, f"{', '.join(unused)}: removed in {release}; use {new}")
     for call in ctx.calls:
+        if (ctx.qualname(call.func) or "") == "yaml.load" and len(call.args) == 1 and not call.keywords:
+            yield Hit(call, "yaml.load(stream) without Loader= is a TypeError since PyYAML 6.0: use yaml.safe_load")
         if (ctx.qualname(call.func) or "") in _GRID_FUNCTIONS and keyword(call, "range") is not None:
             name = (ctx.qualname(call.func) or "").rsplit(".", 1)[-1]
             yield Hit(call, f"{name}(range=...) is refused by current torchvision (renamed value_range): TypeError")

@@ -37,7 +37,7 @@ def validate(model, val_loader, classes):
 def train(model, train_set, val_set, classes, steps=10_000, accumulate=4):
     torch.manual_seed(1)
     train_loader = DataLoader(train_set, batch_size=8, shuffle=True)
-    val_loader = DataLoader(val_set, batch_size=8)
+    val_loader = DataLoader(val_set, batch_size=8, drop_last=True)  # expect: TW147
     optimizer = torch.optim.AdamW(model.parameters(), lr=6e-5)
     model.train()
     step = 0
