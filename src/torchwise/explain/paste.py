@@ -43,6 +43,9 @@ EXCEPTION = re.compile(
     r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?"  # a bare "Exception: ..." too
     r"(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b(?:\[[^\]]*\])?:(?:\s|$)"
     r"|^\s*what\(\):\s"
+    # an exception class of a package named by its module path, whatever its name ends in
+    # (torch._dynamo.exc.Unsupported, ...symbolic_shapes.GuardOnDataDependentSymNode)
+    r"|^\s*[*`]*(?:[a-z_]\w*\.){2,}[A-Z]\w*:(?:\s|$)"
 )
 # What a launcher or a quote puts before each line: torchrun's "0: [rank0]:", a "> " quote.
 PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?")
