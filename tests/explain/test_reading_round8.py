@@ -99,3 +99,59 @@ def test_a_conventional_alias_never_defined_is_a_missing_import():
     )
     answer = answer_text(text, "name-not-defined")
     assert "Add `import numpy as np`" in answer and "Assign np" not in answer
+
+
+def test_out_of_memory_held_outside_this_pytorch_says_so():
+    # github.com/phamquiluan/ResidualMaskingNetwork/issues/15: PyTorch reserved 1010 MiB of 10.76 GiB and
+    # 8.81 MiB is free (the maintainer: other programs use the GPU's memory)
+    text = (
+        "RuntimeError: CUDA out of memory. Tried to allocate 36.00 MiB (GPU 0; 10.76 GiB total capacity;"
+        " 996.23 MiB already allocated; 8.81 MiB free; 1010.00 MiB reserved in total by PyTorch)"
+    )
+    answer = answer_text(text, "cuda-out-of-memory")
+    assert "held outside this PyTorch" in answer and "about 9.8 GiB is used by others" in answer
+    assert answer.index("nvidia-smi lists the processes") < answer.index("halve the batch size")
+
+
+def test_out_of_memory_that_pytorch_itself_holds_keeps_the_batch_reading():
+    for text in (
+        # github.com/Strawberry-Eat-Mango/PCT_Pytorch/issues/27: 3.00 of 3.94 GiB reserved by PyTorch
+        "RuntimeError: CUDA out of memory. Tried to allocate 16.00 MiB (GPU 0; 3.94 GiB total capacity; 2.98 GiB"
+        " already allocated; 14.25 MiB free; 3.00 GiB reserved in total by PyTorch)",
+        # github.com/Synthintel0/MyGirlGPT/issues/11 (torch 2.1 printed "capacty"): this process holds 3.44 GiB
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacty"
+        " of 4.00 GiB of which 41.56 MiB is free. Including non-PyTorch memory, this process has 3.44 GiB memory"
+        " in use. Of the allocated memory 2.58 GiB is allocated by PyTorch, and 1.90 MiB is reserved by PyTorch"
+        " but unallocated.",
+        # round 5's working #37 (torch before 1.4: 8.16 GiB allocated plus 865 MiB cached): evaluation
+        working_texts("working5")[37],
+    ):
+        answer = explain(text)
+        assert answer is not None and answer.id == "cuda-out-of-memory"
+        assert "held outside" not in answer.cause
+    assert "of 4.00 GiB" in explain(
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total capacty"
+        " of 4.00 GiB of which 41.56 MiB is free."
+    ).title
+
+
+def test_a_cuda_library_missing_for_another_package_s_import_names_that_package():
+    # github.com/open-mmlab/mmdetection/issues/8010: mmcv's compiled ops built for CUDA 10.2
+    text = (
+        'Traceback (most recent call last):\n  File "tools/train.py", line 17, in <module>\n'
+        "    from mmdet.apis import init_random_seed, set_random_seed, train_detector\n"
+        '  File "/opt/data/default/all_data/LJW/mmdetection/mmdet/apis/inference.py", line 8, in <module>\n'
+        "    from mmcv.ops import RoIPool\n"
+        '  File "/home/amax/anaconda3/envs/FJJ/lib/python3.8/site-packages/mmcv/ops/active_rotated_filter.py",'
+        " line 8, in <module>\n    ext_module = ext_loader.load_ext(\n"
+        '  File "/home/amax/anaconda3/envs/FJJ/lib/python3.8/site-packages/mmcv/utils/ext_loader.py", line 13,'
+        " in load_ext\n    ext = importlib.import_module('mmcv.' + name)\n"
+        '  File "/home/amax/anaconda3/envs/FJJ/lib/python3.8/importlib/__init__.py", line 127, in import_module\n'
+        "    return _bootstrap._gcd_import(name[level:], package, level)\n"
+        "ImportError: libcudart.so.10.2: cannot open shared object file: No such file or directory\n"
+    )
+    answer = answer_text(text, "shared-library-missing")
+    assert "mmcv's compiled part" in answer and "Install the mmcv build made for the installed torch" in answer
+    assert "Reinstall torch" not in answer
+    # without the traceback, the message alone keeps the torch reading
+    assert "torch build expects" in answer_text(text.rsplit("\n", 2)[-2], "shared-library-missing")
