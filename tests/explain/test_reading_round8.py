@@ -11,6 +11,7 @@ from torchwise.explain.paste import Paste
 
 HELDOUT6 = working_texts("heldout6")
 HELDOUT7 = working_texts("heldout7")
+WORKING8 = working_texts("working8")
 # github.com/WenjieDu/PyPOTS/issues/520: a deprecation warning that states its own remedy
 AUTOCAST_WARNING = (
     "/usr/local/lib/python3.10/site-packages/pypots/nn/modules/reformer/local_attention.py:31: FutureWarning:"
@@ -155,3 +156,24 @@ def test_a_cuda_library_missing_for_another_package_s_import_names_that_package(
     assert "Reinstall torch" not in answer
     # without the traceback, the message alone keeps the torch reading
     assert "torch build expects" in answer_text(text.rsplit("\n", 2)[-2], "shared-library-missing")
+
+
+def test_a_channel_count_found_at_another_axis_is_a_layout():
+    # working8 #66: [5, 17, 64, 17] into a conv of 64 channels: 64 sits between two 17s
+    text = answer_text(WORKING8[66], "conv-channels")
+    assert "axes are in the order [N, H, C, W]" in text and "x.permute(0, 2, 1, 3)" in text
+    assert "in_channels=17" not in text
+    # near misses: 64x64 images of 3 channels into a 64-channel conv keep the general reading
+    rgb = "RuntimeError: Given groups=1, weight of size [64, 64, 3, 3], expected input[8, 3, 64, 64] to have 64"
+    assert "[N, H, C, W]" not in answer_text(rgb + " channels, but got 3 channels instead", "conv-channels")
+
+
+def test_torch_missing_inside_pip_s_build_is_build_isolation():
+    # working8 #76: pip install flash-attn with torch installed
+    text = answer_text(WORKING8[76], "torch-not-installed")
+    assert "pip install flash_attn --no-build-isolation" in text and "isolated environment" in text
+    assert "another interpreter" not in text
+    # near miss: a script's own import keeps the interpreter reading
+    plain = answer_text("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
+                        "    import torch\nModuleNotFoundError: No module named 'torch'\n", "torch-not-installed")
+    assert "another interpreter" in plain

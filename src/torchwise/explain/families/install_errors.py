@@ -10,8 +10,37 @@ from torchwise.env.compat import WHEEL_INDEX, companion_version
 from torchwise.env.probe import installed_version
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
+# pip or uv building a package from source: the build runs in an isolated environment of its own
+BUILDING = re.compile(
+    r"Getting requirements to build wheel|pyproject_hooks|build_meta\.py|Preparing metadata \(pyproject\.toml\)"
+    r"|Failed to build `?[\w-]+|setup\.py (?:egg_info|bdist_wheel)"
+)
+BUILT_PACKAGE = re.compile(
+    r"(?:Collecting|Building wheel for|Failed to build|pip install)\s+`?([A-Za-z][\w.-]*?)(?:==|`|\s|$)"
+)
+
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:
+    if BUILDING.search(text):
+        # round 8: torch is installed; the package's setup imports it in pip's isolated build environment
+        built = BUILT_PACKAGE.search(text)
+        package = built.group(1) if built else "the package"
+        return answer(
+            title=f"Building {package} cannot import torch: pip builds it in an isolated environment",
+            meaning=(
+                f"pip (or uv) builds {package} from source in a fresh environment that holds only the build"
+                " requirements the package declares; its setup script imports torch, which it does not declare."
+            ),
+            cause=(
+                f"torch is installed, but not where the build runs: {package}'s build needs the installed"
+                " torch (to compile against it) and build isolation hides it."
+            ),
+            fix=(
+                f"Install torch first, then build without isolation: pip install {package} --no-build-isolation"
+                " (with packaging, ninja and wheel installed; uv: uv pip install --no-build-isolation), or install"
+                " a prebuilt wheel made for your torch, CUDA and Python."
+            ),
+        )
     return answer(
         title="This Python cannot find torch",
         meaning="import torch found no torch package on this interpreter's path.",
