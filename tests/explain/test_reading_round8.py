@@ -177,3 +177,16 @@ def test_torch_missing_inside_pip_s_build_is_build_isolation():
     plain = answer_text("Traceback (most recent call last):\n  File \"train.py\", line 1, in <module>\n"
                         "    import torch\nModuleNotFoundError: No module named 'torch'\n", "torch-not-installed")
     assert "another interpreter" in plain
+
+
+def test_a_dtype_clash_read_from_what_the_message_and_paste_name():
+    # working8 #80: "sequence element 1 in sequence argument ... 'tensors'" is torch.cat given a Long tensor
+    text = answer_text(WORKING8[80], "dtype-mismatch")
+    assert "torch.cat or torch.stack" in text and "element 1 is Long" in text
+    assert "reached a loss" not in text
+    # working8 #11: the config in the paste loads the model in int8 for LoRA (the maintainer: use the
+    # half-precision weights)
+    text = answer_text(WORKING8[11], "dtype-mismatch")
+    assert "loads the model quantized" in text and "torch_dtype=torch.float16" in text
+    # near miss: the bare message keeps the hand-cast reading
+    assert "cast by hand" in answer_text("RuntimeError: expected scalar type Float but found Half", "dtype-mismatch")
