@@ -190,3 +190,20 @@ def test_a_dtype_clash_read_from_what_the_message_and_paste_name():
     assert "loads the model quantized" in text and "torch_dtype=torch.float16" in text
     # near miss: the bare message keeps the hand-cast reading
     assert "cast by hand" in answer_text("RuntimeError: expected scalar type Float but found Half", "dtype-mismatch")
+
+
+def test_a_call_passed_on_by_a_decorator_is_not_the_decorator_s_library():
+    # working8 #72 and #74: SFTTrainer (trl) behind transformers' deprecate_kwarg wrapper
+    for number in (72, 74):
+        text = answer_text(WORKING8[number], "unexpected-keyword")
+        assert "version of the library" in text and "transformers" not in text
+    # round 5's held-out #1006: timm's factory passes pretrained_cfg into the user's model: still timm
+    assert "pip show timm" in answer_text(working_texts("heldout5")[1006], "unexpected-keyword")
+
+
+def test_a_base_class_constructor_refused_is_the_base_class_s_release():
+    # working8 #34: super(DefaultTrainer, self).__init__(model, data_loader, optimizer) under a newer detectron2
+    text = answer_text(WORKING8[34], "method-arguments")
+    assert "another release of detectron2" in text and "Install the library version" in text
+    # near miss: building a class with too many arguments keeps the constructor reading (round 4 #16)
+    assert "builds your class from its config" in answer_text(working_texts("heldout4")[16], "method-arguments")
