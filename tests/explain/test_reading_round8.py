@@ -207,3 +207,18 @@ def test_a_base_class_constructor_refused_is_the_base_class_s_release():
     assert "another release of detectron2" in text and "Install the library version" in text
     # near miss: building a class with too many arguments keeps the constructor reading (round 4 #16)
     assert "builds your class from its config" in answer_text(working_texts("heldout4")[16], "method-arguments")
+
+
+def test_a_weights_only_refusal_cut_above_its_first_line_is_still_read():
+    # working8 #88: pytest's "E" lines hold the unpickler's own line, not "Weights only load failed"
+    text = answer_text(WORKING8[88], "weights-only-load")
+    assert "torch.serialization.add_safe_globals([pytorch_forecasting.data.encoders.GroupNormalizer])" in text
+
+
+def test_a_local_variable_read_before_any_path_assigned_it():
+    # working8 #99: hypothesis is set only in isinstance branches that the model matched none of
+    text = answer_text(WORKING8[99], "name-not-defined")
+    assert "hypothesis is read before its function assigned it (generator.py:50 in generate)" in text
+    assert "none of them ran" in text and "never imported" not in text
+    # near miss: without the user's frame the message alone is not read
+    assert explain("UnboundLocalError: local variable 'hypothesis' referenced before assignment") is None

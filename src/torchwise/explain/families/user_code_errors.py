@@ -247,8 +247,18 @@ IMPORTED_AS = {
 
 
 def _name_not_defined(match: re.Match[str], text: str) -> Explanation:
-    name, suggestion = match.group(1), match.group(2)
+    name, suggestion = match.group(1) or match.group(3), match.group(2)
     place = place_of(match, text)
+    if match.group(3):  # UnboundLocalError (round 8): the function assigns it, on a path that did not run
+        return answer(
+            title=f"{name} is read before its function assigned it ({place})",
+            meaning=f"{place} reads the local variable {name}, which its function assigns only further on or in"
+            " some of its paths.",
+            cause=f"{name} is assigned only inside a branch, loop or try block, and none of them ran before this"
+            " line (an if/elif chain that matched nothing, an empty loop, an exception caught by except).",
+            fix=f"Find why no branch assigned {name} (print the value the branches test: a model of another class"
+            f" or a wrapped one, an empty input); give {name} a value before the branches, or raise a clear error.",
+        )
     if name in IMPORTED_AS:  # round 8: "assign it first" is no answer for a module never imported
         return answer(
             title=f"{name} is not imported ({place})",
@@ -370,7 +380,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "name-not-defined",
-        r"NameError: name '(\w+)' is not defined(?:\. Did you mean: '(\w+)'\?)?",
+        r"NameError: name '(\w+)' is not defined(?:\. Did you mean: '(\w+)'\?)?"
+        r"|UnboundLocalError: (?:local variable|cannot access local variable) '(\w+)'",
         _name_not_defined,
         generic=True,
         when=raised_here,
