@@ -222,3 +222,20 @@ def test_a_local_variable_read_before_any_path_assigned_it():
     assert "none of them ran" in text and "never imported" not in text
     # near miss: without the user's frame the message alone is not read
     assert explain("UnboundLocalError: local variable 'hypothesis' referenced before assignment") is None
+
+
+def test_counts_of_positions_are_spatial_sizes_not_batches():
+    # working8 #67: FCN8's output map and the 500x375 labels flattened to 183000 and 187500 positions
+    text = answer_text(WORKING8[67], "batch-size-mismatch")
+    assert "183000 positions" in text and "F.interpolate(out" in text and "hard-coded" not in text
+    # near miss: sample counts keep the batch reading
+    message = "ValueError: Expected input batch_size (30) to match target batch_size (32)."
+    small = answer_text(message, "batch-size-mismatch")
+    assert "positions" not in small
+
+
+def test_a_second_backward_through_a_checkpoint_names_the_checkpoint():
+    # working8 #58: the traceback runs through torch/utils/checkpoint.py's backward
+    text = answer_text(WORKING8[58], "backward-twice")
+    assert "checkpointed segment" in text and "use_reentrant=False" in text
+    assert "hidden.detach()" not in text
