@@ -239,3 +239,17 @@ def test_a_second_backward_through_a_checkpoint_names_the_checkpoint():
     text = answer_text(WORKING8[58], "backward-twice")
     assert "checkpointed segment" in text and "use_reentrant=False" in text
     assert "hidden.detach()" not in text
+
+
+def test_a_larger_model_s_state_dict_beside_its_other_parts_is_still_the_larger_model():
+    # working8 #8: InferSent's keys under 'encoder.' in the NLI net's file, with its classifier beside them
+    text = answer_text(WORKING8[8], "state-dict-mismatch")
+    assert "the part under 'encoder.'" in text and 'k.startswith("encoder.")' in text
+    assert "code changed" not in text
+
+
+def test_an_nccl_timeout_names_the_machine_s_interconnect_too():
+    # working8 #9: the same job ran on another machine (the thread); the desync reading stays first
+    text = answer_text(WORKING8[9], "nccl-watchdog-timeout")
+    assert "peer-to-peer over PCIe blocked" in text and "NCCL_P2P_DISABLE=1" in text
+    assert text.index("ranks are out of step") < text.index("peer-to-peer")
