@@ -253,3 +253,10 @@ def test_an_nccl_timeout_names_the_machine_s_interconnect_too():
     text = answer_text(WORKING8[9], "nccl-watchdog-timeout")
     assert "peer-to-peer over PCIe blocked" in text and "NCCL_P2P_DISABLE=1" in text
     assert text.index("ranks are out of step") < text.index("peer-to-peer")
+
+
+def test_a_missing_dataloader_hook_with_a_datamodule_passed_is_the_release():
+    # working8 #14: trainer.fit(model, datamodule=data_module) under a newer Lightning than jerex pins
+    text = answer_text(WORKING8[14], "lightning-missing-dataloader")
+    assert "the datamodule the script passes" in text and "Lightning version the project pins" in text
+    assert "were not passed" not in text
