@@ -260,3 +260,11 @@ def test_a_missing_dataloader_hook_with_a_datamodule_passed_is_the_release():
     text = answer_text(WORKING8[14], "lightning-missing-dataloader")
     assert "the datamodule the script passes" in text and "Lightning version the project pins" in text
     assert "were not passed" not in text
+
+
+def test_an_address_in_use_under_a_rendezvous_frame_is_the_rendezvous_port():
+    # working8 #87: torch 1.x's TCPStore in _tcp_rendezvous_handler; SlowFast's fixed tcp://localhost:9999
+    text = answer_text(WORKING8[87], "port-in-use")
+    assert "The rendezvous port is already in use" in text and "init_method tcp://localhost:<port>" in text
+    # near miss: the same words from another server (no rendezvous in the paste) are not read
+    assert explain("OSError: [Errno 98] error while attempting to bind: RuntimeError: Address already in use") is None

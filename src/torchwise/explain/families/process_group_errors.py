@@ -1,12 +1,13 @@
 """Known errors of forming a process group: the store-based barrier of init_process_group that
-counts the processes that joined and compares them with world_size.
+counts the processes that joined and compares them with world_size, and (round 8) the rendezvous
+store's port taken, in torch before 1.9's words.
 """
 
 from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
 
 def _barrier_timeout(match: re.Match[str], text: str) -> Explanation:
@@ -68,11 +69,34 @@ def _barrier_timeout(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _address_in_use(match: re.Match[str], text: str) -> Explanation:
+    port = fact(text, r"tcp://[\w.-]+:(\d{2,5})\b|MASTER_PORT=(\d{2,5})")
+    at = f" {port}" if port else ""
+    return answer(
+        title=f"The rendezvous port{at} is already in use",
+        meaning="Rank 0 starts a TCP store on a port for the ranks to find each other; another process holds it.",
+        cause="Another job on this machine uses the same port (torchrun's 29500, or a script's fixed"
+        " init_method port), or a process of an earlier run is still alive.",
+        fix="Give this run a free port (torchrun --master-port, MASTER_PORT, or the script's init_method"
+        f" tcp://localhost:<port>), or find the holder with lsof -i :{port or '<port>'} and stop a leftover.",
+    )
+
+
+# Torch before 1.9 said only "Address already in use": the paste's TCPStore or rendezvous frame
+# tells a rendezvous port from any other server's.
+RENDEZVOUS = re.compile(r"TCPStore|_tcp_rendezvous|init_process_group")
+
 KNOWN: list[KnownError] = [
     known(
         "process-group-barrier-timeout",
         r"Timed out initializing process group in store based barrier on rank:? (\d+), for key:"
         r" \S+ \(world_size=(\d+), worker_count=(\d+), timeout=[^)]*\)",
         _barrier_timeout,
+    ),
+    known(
+        "port-in-use",
+        r"RuntimeError: Address already in use",
+        _address_in_use,
+        when=lambda match, text: bool(RENDEZVOUS.search(text)),
     ),
 ]
