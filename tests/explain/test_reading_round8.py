@@ -268,3 +268,10 @@ def test_an_address_in_use_under_a_rendezvous_frame_is_the_rendezvous_port():
     assert "The rendezvous port is already in use" in text and "init_method tcp://localhost:<port>" in text
     # near miss: the same words from another server (no rendezvous in the paste) are not read
     assert explain("OSError: [Errno 98] error while attempting to bind: RuntimeError: Address already in use") is None
+
+
+def test_accelerate_s_bf16_check_is_read_as_transformers_is():
+    # working8 #83: kohya's mixed_precision="bf16" on a Colab T4 (the maintainer: use fp16)
+    text = answer_text(WORKING8[83], "trainer-bf16-unsupported")
+    assert "accelerate: bf16 mixed precision" in text and "mixed_precision='fp16'" in text
+    assert "TrainingArguments" not in text

@@ -185,6 +185,15 @@ def _trainer_bf16(match: re.Match[str], text: str) -> Explanation:
         if no_gpu
         else f"Set bf16=False (and tf32=False) and {FP16_INSTEAD}; or train on an Ampere or newer GPU."
     )
+    if match.group(0).startswith("bf16 mixed precision"):  # accelerate's wording (round 8)
+        return answer(
+            title="accelerate: bf16 mixed precision was requested but this setup cannot run it",
+            meaning="mixed_precision='bf16' (accelerate config, --mixed_precision or a script's option) checks"
+            " that torch can run bfloat16 on the device; it cannot here.",
+            cause=cause.replace("bf16=True", "bf16 mixed precision"),
+            fix="Set mixed_precision='fp16' (and a script's save_precision to fp16) on a GPU older than Ampere,"
+            " or 'no' on the CPU; or train on an Ampere or newer GPU.",
+        )
     return answer(
         title="transformers: bf16 was requested but this setup has no bf16-capable GPU",
         meaning=("TrainingArguments(bf16=True) checks that torch can run bfloat16 on the GPU; it cannot here."),
@@ -206,5 +215,10 @@ KNOWN: list[KnownError] = [
         r"no kernel image is available for execution on the device|CUDA error: invalid device function\b",
         _extension_without_kernels,
     ),
-    known("trainer-bf16-unsupported", r"Your setup doesn't support bf16/gpu\.[^\n]*", _trainer_bf16),
+    known(
+        "trainer-bf16-unsupported",
+        r"Your setup doesn't support bf16/gpu\.[^\n]*"
+        r"|bf16 mixed precision requires PyTorch >= [\d.]+ and a supported device",
+        _trainer_bf16,
+    ),
 ]
