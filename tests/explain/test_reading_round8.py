@@ -275,3 +275,27 @@ def test_accelerate_s_bf16_check_is_read_as_transformers_is():
     text = answer_text(WORKING8[83], "trainer-bf16-unsupported")
     assert "accelerate: bf16 mixed precision" in text and "mixed_precision='fp16'" in text
     assert "TrainingArguments" not in text
+
+
+def test_token_tables_that_differ_only_in_rows_are_another_vocabulary_size():
+    # github.com/Jiuzhouh/PiVe/issues/4 (T5's shared and lm_head) and github.com/Aleph-Alpha-Research/magma/
+    # issues/31 (GPT-J's padded 50400-row vocabulary against 50258: a forked transformers, the thread)
+    pive = (
+        "size mismatch for shared.weight: copying a param with shape torch.Size([32101, 768]) from checkpoint,"
+        " the shape in current model is torch.Size([32128, 768]).\n\tsize mismatch for lm_head.weight: copying a"
+        " param with shape torch.Size([32101, 768]) from checkpoint, the shape in current model is"
+        " torch.Size([32128, 768]).\n"
+    )
+    text = answer_text(pive, "state-dict-mismatch")
+    assert "a vocabulary of another size" in text and "model.resize_token_embeddings(32101)" in text
+    magma = (
+        "size mismatch for lm.lm_head.weight: copying a param with shape torch.Size([50400, 4096]) from"
+        " checkpoint, the shape in current model is torch.Size([50258, 4096]).\n"
+    )
+    assert "config with another vocab_size" in answer_text(magma, "state-dict-mismatch")
+    # near miss (github.com/huggingface/transformers/issues/35084): 32 rows is no vocabulary
+    odd = (
+        "size mismatch for lm_head.weight: copying a param with shape torch.Size([32, 768]) from checkpoint,"
+        " the shape in current model is torch.Size([59744, 768]).\n"
+    )
+    assert "vocabulary" not in answer_text(odd, "state-dict-mismatch")

@@ -42,6 +42,14 @@ def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | Non
     return None
 
 
+def _vocabulary_rows(name: str, saved: str, current: str) -> bool:
+    """A token table (embed_tokens, wte, word_embeddings, lm_head, shared) that differs only in rows."""
+    before, after = dims(saved), dims(current)
+    table = re.search(r"embed|wte\b|lm_head|\bshared\b|tok_embeddings|word_embeddings", name)
+    same_width = len(before) == len(after) == 2 and before[1] == after[1]
+    return bool(table) and same_width and before[0] != after[0] and min(before[0], after[0]) >= 1000
+
+
 def _cut(label: str, text: str) -> bool:
     """The last listing of ``label`` keys stops mid-list (a trailing comma, dots), not at the
     closing quote and full stop torch ends it with."""
@@ -199,6 +207,19 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             "load the weights through from_pretrained (it gathers and partitions them), or inside"
             " deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0), or before"
             " ZeRO-3 or FSDP wraps the model"
+        )
+    elif sizes and all(_vocabulary_rows(name, saved, current) for name, saved, current in sizes):
+        # round 8: only the token tables differ, and only in their rows: another vocabulary size
+        saved_rows = dims(sizes[0][1])[0]
+        causes.append(
+            f"only the token embedding and output tables differ, in their number of rows ({saved_rows} in the"
+            f" checkpoint, {dims(sizes[0][2])[0]} in the model): a vocabulary of another size, from tokens added"
+            " to the tokenizer (a pad token) with the embeddings resized on one side, or a config with another"
+            " vocab_size (a padded vocabulary, another variant of the model)"
+        )
+        fixes.append(
+            f"give the model the checkpoint's table size before loading: model.resize_token_embeddings({saved_rows})"
+            f" (or config.vocab_size={saved_rows}), and use the tokenizer saved with the checkpoint"
         )
     elif sizes:
         names = ", ".join(f'"{name}"' for name, _, _ in sizes)
