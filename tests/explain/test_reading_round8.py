@@ -299,3 +299,20 @@ def test_token_tables_that_differ_only_in_rows_are_another_vocabulary_size():
         " the shape in current model is torch.Size([59744, 768]).\n"
     )
     assert "vocabulary" not in answer_text(odd, "state-dict-mismatch")
+
+
+def test_nn_module_bookkeeping_missing_from_any_class_is_a_pickle_of_an_older_torch():
+    # github.com/ultralytics/yolov5/issues/561 (YOLOv5's own Conv; the maintainer: models saved under
+    # torch 1.5, loaded under 1.6) and github.com/flairNLP/flair/issues/1886 (transformers' BertEmbeddings)
+    for owner in ("Conv", "BertEmbeddings"):
+        message = (
+            f"torch.nn.modules.module.ModuleAttributeError: '{owner}' object has no attribute"
+            " '_non_persistent_buffers_set'"
+        )
+        text = answer_text(message, "module-from-older-torch")
+        assert f"The pickled {owner} lacks '_non_persistent_buffers_set'" in text
+        assert f"isinstance(m, {owner})" in text
+    # torch's own classes keep their nn. prefix (round 5's reading)
+    assert "isinstance(m, nn.Upsample)" in answer_text(
+        "AttributeError: 'Upsample' object has no attribute 'recompute_scale_factor'", "module-from-older-torch"
+    )
