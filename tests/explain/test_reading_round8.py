@@ -316,3 +316,37 @@ def test_nn_module_bookkeeping_missing_from_any_class_is_a_pickle_of_an_older_to
     assert "isinstance(m, nn.Upsample)" in answer_text(
         "AttributeError: 'Upsample' object has no attribute 'recompute_scale_factor'", "module-from-older-torch"
     )
+
+
+# github.com/ChenYi99/EgoPlan/issues/15: the frames as pasted (cut) and the thread's message line
+EGOPLAN = (
+    '  File "/home/flyvideo/anaconda3/envs/EgoPlan/lib/python3.9/site-packages/accelerate/hooks.py", line 176,'
+    " in new_forward\n    output = module._old_forward(*args, **kwargs)\n"
+    '  File "/home/flyvideo/Sata/zzx/agent/vision/EgoPlan/src/video_llama/video_llama/models/modeling_llama.py",'
+    " line 281, in forward\n    hidden_states = self.input_layernorm(hidden_states)\n"
+    "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and"
+    " cuda:1!\n"
+)
+
+
+def test_two_gpus_under_accelerate_s_hooks_are_a_model_split_across_gpus():
+    text = answer_text(EGOPLAN, "two-gpus")
+    assert "in a model split across GPUs" in text and "device_map={'': 0}" in text
+    assert "replicas" not in text
+
+
+def test_two_gpus_in_a_process_per_gpu_run_are_not_replicas():
+    # github.com/pytorch/pytorch/issues/53451 (a whole model loaded from a checkpoint under mp.spawn) and
+    # github.com/pytorch/elastic/issues/169 (torch.load put the tensors back on the GPU they were saved from)
+    spawned = (
+        '  File "/home/mklachko/miniconda3/envs/pt/lib/python3.7/site-packages/torch/multiprocessing/spawn.py",'
+        " line 59, in _wrap\n    fn(i, *args)\n"
+        '  File "/home/mklachko/gfs/MythicNet/test.py", line 52, in run_inference\n'
+        "    outputs = model(inputs, i=i, gpu=args.gpu, debug=debug)\n"
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and"
+        " cuda:0!\n"
+    )
+    text = answer_text(spawned, "two-gpus")
+    assert "process-per-GPU run" in text and "map_location=f'cuda:{local_rank}'" in text
+    # near miss: without either mark the DataParallel reading stays
+    assert "replicas" in answer_text(spawned.split("\n", 4)[-1], "two-gpus")
