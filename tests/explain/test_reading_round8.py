@@ -350,3 +350,20 @@ def test_two_gpus_in_a_process_per_gpu_run_are_not_replicas():
     assert "process-per-GPU run" in text and "map_location=f'cuda:{local_rank}'" in text
     # near miss: without either mark the DataParallel reading stays
     assert "replicas" in answer_text(spawned.split("\n", 4)[-1], "two-gpus")
+
+
+def test_accelerate_s_called_process_error_is_a_summary_of_the_worker_s_error():
+    # github.com/kohya-ss/sd-scripts/issues/1354: accelerate launch re-raises a failed script as
+    # CalledProcessError; the script's own exception (here working8 #41's) is printed above it
+    launcher = (
+        'Traceback (most recent call last):\n  File "/Users/kleinsun/open/kohya_ss/venv/bin/accelerate", line 8,'
+        " in <module>\n    sys.exit(main())\n"
+        '  File "/Users/kleinsun/open/kohya_ss/venv/lib/python3.10/site-packages/accelerate/commands/launch.py",'
+        " line 637, in simple_launcher\n    raise subprocess.CalledProcessError(returncode=process.returncode,"
+        " cmd=cmd)\nsubprocess.CalledProcessError: Command '['/Users/kleinsun/open/kohya_ss/venv/bin/python',"
+        " '/Users/kleinsun/Documents/open/kohya_ss/sd-scripts/sdxl_train.py']' returned non-zero exit status 1.\n"
+    )
+    root = "KeyError: \"param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer\""
+    assert Paste(root + "\n" + launcher).error_line() == root
+    # alone, the summary is the paste's error line
+    assert Paste(launcher).error_line().startswith("subprocess.CalledProcessError")

@@ -59,7 +59,10 @@ SUGGESTION = re.compile(
 
 
 # What a launcher prints when a worker process failed: a summary, not the worker's error.
-LAUNCHER_SUMMARY = re.compile(r"ChildFailedError|ProcessRaisedException|failed \(exitcode")
+# (round 8) accelerate launch and deepspeed re-raise a failed worker as CalledProcessError below its traceback.
+LAUNCHER_SUMMARY = re.compile(
+    r"ChildFailedError|ProcessRaisedException|failed \(exitcode|CalledProcessError: Command .* returned non-zero exit"
+)
 
 
 @dataclass
