@@ -314,11 +314,12 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
         )
     elif not causes:
         causes.append(
-            "the model's code changed since the checkpoint was saved"
-            " (layers added, renamed or removed)"
+            "the model's code changed since the checkpoint was saved (layers added, renamed or removed:"
+            " another release of the project or library), or the file was saved from another model or variant"
         )
         fixes.append(
-            "load with the model code that saved the checkpoint, or rename the keys in the dict"
+            "load with the model code that saved the checkpoint (or the checkpoint made for this model),"
+            " or rename the keys in the dict"
         )
     return answer(
         title=f"The checkpoint does not fit the model{model}",
