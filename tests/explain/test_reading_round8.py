@@ -367,3 +367,13 @@ def test_accelerate_s_called_process_error_is_a_summary_of_the_worker_s_error():
     assert Paste(root + "\n" + launcher).error_line() == root
     # alone, the summary is the paste's error line
     assert Paste(launcher).error_line().startswith("subprocess.CalledProcessError")
+
+
+def test_pytest_s_e_lines_are_read_as_their_content():
+    # working8 #88 (pytorch-forecasting's test run): pytest prints the exception under "E" and spaces
+    from torchwise.explain.paste import PREFIX
+
+    line = next(raw for raw in WORKING8[88].split("\n") if "WeightsUnpickler error" in raw)
+    assert PREFIX.sub("", line).startswith("WeightsUnpickler error: Unsupported global")
+    # a line that begins with a capital E and one space is not pytest's
+    assert PREFIX.sub("", "E rror on line 3") == "E rror on line 3"

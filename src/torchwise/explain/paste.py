@@ -48,7 +48,8 @@ EXCEPTION = re.compile(
     r"|^\s*[*`]*(?:[a-z_]\w*\.){2,}[A-Z]\w*:(?:\s|$)"
 )
 # What a launcher or a quote puts before each line: torchrun's "0: [rank0]:", a "> " quote.
-PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?")
+# (round 8) and pytest's "E       " before each line of the exception it reports.
+PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?|^E(?= {3}|\t)[ \t]+")
 # A message's own advice, after the message: torch.export's "Suggested fixes:", autograd's
 # "Hint:", dynamo's "Set TORCH_LOGS=...", "You can suppress this exception ...".
 SUGGESTION = re.compile(
