@@ -377,3 +377,20 @@ def test_pytest_s_e_lines_are_read_as_their_content():
     assert PREFIX.sub("", line).startswith("WeightsUnpickler error: Unsupported global")
     # a line that begins with a capital E and one space is not pytest's
     assert PREFIX.sub("", "E rror on line 3") == "E rror on line 3"
+
+
+def test_a_submodule_assigned_before_module_init_names_the_super_call():
+    # github.com/kyegomez/Med-PaLM/issues/8 (fixed in the model's __init__) and github.com/Genentech/
+    # gReLU/issues/188 (the fix: super().__init__() as the first line)
+    text = (
+        'Traceback (most recent call last):\n  File "/project/Med-PaLM/example.py", line 9, in <module>\n'
+        "    model = MedPalm()\n"
+        '  File "/project/Med-PaLM/medpalm/model.py", line 121, in __init__\n'
+        "    self.encoder = ViTransformerWrapper(\n"
+        '  File "/XXX/anaconda3/envs/MedPL/lib/python3.9/site-packages/torch/nn/modules/module.py", line 1294,'
+        " in __setattr__\n    raise AttributeError(\n"
+        "AttributeError: cannot assign module before Module.__init__() call\n"
+    )
+    answer = answer_text(text, "module-init-not-called")
+    assert "model.py:121 in __init__: self.encoder = ViTransformerWrapper(" in answer
+    assert "super().__init__() as the first line" in answer
