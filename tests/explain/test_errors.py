@@ -252,6 +252,11 @@ CASES = [
         "rnn-backward-in-eval",
         ["model.train()", "torch.backends.cudnn.enabled = False"],
     ),
+    (  # round 8 (explain8b): github.com/Genentech/gReLU/issues/188, super().__init__() missing
+        "AttributeError: cannot assign module before Module.__init__() call",
+        "module-init-not-called",
+        ["super().__init__() as the first line"],
+    ),
 ]  # fmt: skip
 
 

@@ -180,7 +180,7 @@ from torchwise.explain.families import (
     worker_wrapper_errors,
     zero3_prefetch_errors,
 )
-from torchwise.explain.paste import Paste, unwrapped
+from torchwise.explain.paste import LAUNCHER_SUMMARY, Paste, unwrapped
 
 KNOWN: list[KnownError] = [
     *code_errors.KNOWN,
@@ -369,12 +369,35 @@ def explain(error: BaseException | str) -> Explanation | None:
 Rank = tuple[bool, bool, bool, int]
 
 
+def _stopped_later(paste: Paste, position: int) -> bool:
+    """A line after ``position`` is an exception that is not a warning: the program stopped there,
+    so what a warning above it says (a deprecation's "Please use X instead") is not the error.
+    A launcher's summary that a worker failed does not count: it reports the error above it."""
+    after = paste.line_number(max(position - 1, 0)) + 1
+    return any(
+        kind == "error" and not _in_warning(paste.text, paste.starts[number])
+        and not LAUNCHER_SUMMARY.search(paste.line_at(paste.starts[number]))
+        for number, kind in enumerate(paste.kinds[after:], start=after)
+    )
+
+
+def _advice_of_another(paste: Paste, position: int) -> bool:
+    """The suggestion line at ``position`` follows an exception line: it is that message's advice
+    ("Hint: if it then runs out of memory, ..."), and a known message quoted in it is not the error."""
+    return "error" in paste.kinds[: paste.line_number(position)]
+
+
 def _best(text: str, table: list[KnownError] | None = None) -> tuple[Rank, KnownError, re.Match[str]] | None:
     paste = Paste(text)
     best: tuple[Rank, KnownError, re.Match[str]] | None = None
     for entry in KNOWN if table is None else table:
         match = entry.last_match(text)
         if match is None:
+            continue
+        kind = paste.kind_at(match.start())
+        if (_in_warning(text, match.start()) or kind != "error") and _stopped_later(paste, match.end()):
+            continue  # round 8: a warning read where another exception stopped the run answers the wrong line
+        if kind == "suggestion" and table is None and _advice_of_another(paste, match.start()):
             continue
         told = paste.kind_at(match.start()) in ("error", "other")
         rank = (told, not _in_warning(text, match.start()), not entry.generic, match.start())

@@ -43,9 +43,13 @@ EXCEPTION = re.compile(
     r"^\s*[*`]*(?:[A-Za-z_][\w]*\.)*(?:[A-Za-z_]\w*)?"  # a bare "Exception: ..." too
     r"(?:Error|Exception|Exit|Interrupt|Failed|Warning)\b(?:\[[^\]]*\])?:(?:\s|$)"
     r"|^\s*what\(\):\s"
+    # an exception class of a package named by its module path, whatever its name ends in
+    # (torch._dynamo.exc.Unsupported, ...symbolic_shapes.GuardOnDataDependentSymNode)
+    r"|^\s*[*`]*(?:[a-z_]\w*\.){2,}[A-Z]\w*:(?:\s|$)"
 )
 # What a launcher or a quote puts before each line: torchrun's "0: [rank0]:", a "> " quote.
-PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?")
+# (round 8) and pytest's "E       " before each line of the exception it reports.
+PREFIX = re.compile(r"^(?:\s*(?:\d+:|\[rank\d+\]:|>)(?= |$))+ ?|^E(?= {3}|\t)[ \t]+")
 # A message's own advice, after the message: torch.export's "Suggested fixes:", autograd's
 # "Hint:", dynamo's "Set TORCH_LOGS=...", "You can suppress this exception ...".
 SUGGESTION = re.compile(
@@ -56,7 +60,10 @@ SUGGESTION = re.compile(
 
 
 # What a launcher prints when a worker process failed: a summary, not the worker's error.
-LAUNCHER_SUMMARY = re.compile(r"ChildFailedError|ProcessRaisedException|failed \(exitcode")
+# (round 8) accelerate launch and deepspeed re-raise a failed worker as CalledProcessError below its traceback.
+LAUNCHER_SUMMARY = re.compile(
+    r"ChildFailedError|ProcessRaisedException|failed \(exitcode|CalledProcessError: Command .* returned non-zero exit"
+)
 
 
 @dataclass

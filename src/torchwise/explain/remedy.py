@@ -26,7 +26,14 @@ from torchwise.explain.paste import EXCEPTION, PREFIX, Paste, frames, user_frame
 ACTION = (
     r"(?:call|use|set|pass|activate|install|specify|add|move|upgrade|update|downgrade|reinstall|remove|"
     r"provide|import|load|enable|disable|switch|convert|wrap|put|change|rename|replace|register|"
-    r"define|return|select|choose|initiali[sz]e|cast|create|build|construct|run\s+`)"
+    r"define|return|select|choose|initiali[sz]e|cast|create|build|construct|increase|decrease|reduce|"
+    r"lower|run\s+`)"
+)
+# The same actions as a message's "Try increasing ...", "Consider using ..." writes them.
+GERUND = (
+    r"(?:calling|using|setting|passing|installing|specifying|adding|moving|upgrading|updating|downgrading|"
+    r"reinstalling|removing|providing|importing|loading|enabling|disabling|switching|converting|wrapping|"
+    r"changing|replacing|registering|casting|increasing|decreasing|reducing|lowering)"
 )
 # A remedy clause: "you must use ...", "Please install ...", "To use X, set ...", "set `k=v` to
 # remove this error", "Use `x` instead", "Did you mean `y`?"; up to the end of its sentence.
@@ -44,14 +51,19 @@ REMEDY_PATTERN = (
     r"|\bDid you mean:? [`'\"][\w.]+[`'\"]\?"
     r"|\brequires [\w .-]{2,40}: `?pip install [\w\[\]=<>.-]+`?"
     r"|\b[Rr]un:? `?(?:python -m )?pip install [\w\[\]=<>.'-]+(?: -U| --upgrade)?`?"
-    r"|\brequires the [\w-]+ library but it was not found in your environment)"
+    r"|\brequires the [\w-]+ library but it was not found in your environment"
+    # round 8: "Try increasing `x`", "Consider using `y`",
+    # "the easiest solution will be to downgrade to 'numpy<2'", dynamo's "Hint: Enable ... with `k = v`"
+    rf"|\b(?:[Tt]ry|[Cc]onsider)\s+{GERUND}\b"
+    rf"|\b[Tt]he (?:easiest |simplest |quickest )?(?:solution|fix|workaround) (?:is|will be|would be) to\s+{ACTION}\b"
+    rf"|^\s*(?:Hint|HINT|Tip|TIP):\s+(?i:{ACTION})\b)"
     r"[^\n]*?(?:[.!?](?=\s)|(?=[\"”])|$)"  # to the sentence's end, or the quote a paste closes
 )
 # Not a fix: debugging aids, pointers to docs, bug reports, "check ..." without an action.
 VAGUE = re.compile(
     r"report|\bissue\b|\bbug\b|debug|CUDA_LAUNCH_BLOCKING|_DSA\b|AMD_SERIALIZE|anomaly|"
     r"TORCH_LOGS|VERBOSE|stack ?trace|more (?:information|details|info)|documentation|\bdocs\b|"
-    r"refer to|contact|suppress|ignore th|try again|to see\b|to find\b",
+    r"refer to|contact|suppress|ignore th|try again|to see\b|to find\b|th(?:is|ese) warnings?|file an? ",
     re.IGNORECASE,
 )
 # Remedies that fix the symptom and lose the data: torch's "use Module.to_empty()" for meta tensors
@@ -141,9 +153,44 @@ def _contradicted(match: re.Match[str], text: str) -> bool:
     return bool(re.search(rf"\b{keyword.group(1)}\s*=\s*{re.escape(keyword.group(2))}", frame.source))
 
 
+# Python's own spelling guess after a missing name or attribute (3.10+): a fix only for a typo.
+GUESS = re.compile(r"(module '[\w.]+' )?has no attribute '(\w+)'|name '(\w+)' is not defined")
+
+
+def _spelling_guess_misleads(match: re.Match[str], text: str) -> bool:
+    """"Did you mean: 'np'?" is Python's nearest name, not a remedy, where the name asked for is too
+    short to be a misspelling ('nn' is one letter from 'np': an import is missing), differs from the
+    guess only in case, or is a module's attribute (another release of the module has the name: the
+    guess is a different function)."""
+    if not match.group(0).startswith("Did you mean"):
+        return False
+    line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+    asked = list(GUESS.finditer(line))
+    if not asked:
+        return False
+    module, attribute, name = asked[-1].groups()
+    guess = re.search(r"[`'\"]([\w.]+)[`'\"]", match.group(0))
+    # 'trainer' -> 'Trainer': the class where an instance was meant (never created), not a typo
+    same_letters = bool(guess) and guess.group(1).lower() == (attribute or name).lower()
+    return bool(module) or len(attribute or name) < 4 or same_letters
+
+
+# "If you tried to load a PyTorch model from a TF 2.0 checkpoint, please set from_tf=True": advice for
+# a case the message guesses at (what the user meant to do), not one it found.
+GUESSED_CASE = re.compile(
+    r"\bIf you (?:tried|were trying|are trying|want(?:ed)?|meant|intend(?:ed)?)\b(?:[^.!?]|\.(?!\s))*$"
+)
+
+
+def _if_you_tried(match: re.Match[str], text: str) -> bool:
+    return bool(GUESSED_CASE.search(text[max(0, match.start() - 200) : match.start()]))
+
+
 def _applies(match: re.Match[str], text: str) -> bool:
     clause = match.group(0)
     if VAGUE.search(clause) or MISLEADING.search(clause) or not CONCRETE.search(clause):
+        return False
+    if _spelling_guess_misleads(match, text) or _if_you_tried(match, text):
         return False
     return _message_start(match, text) is not None and not _contradicted(match, text)
 
@@ -199,6 +246,16 @@ def _build(last: re.Match[str], text: str) -> Explanation:
     library = re.search(r"requires the ([\w-]+) library but it was not found", remedy)
     if library:
         fix = f"Install it in the environment that runs the code: pip install {_distribution(library.group(1))}."
+    package = INSTALL.search(remedy)
+    if package and not library and not re.search(r"--upgrade|\s-U\b|>=", remedy):
+        name = _distribution(package.group(1) or package.group(2))
+        module = name.replace("-", "_")
+        # round 8: threads with "requires accelerate: pip install accelerate" mostly had it installed
+        fix += (
+            f" If {name} is installed already, the check also fails when importing it fails or when it is"
+            f' older than the caller needs: python -c "import {module}; print({module}.__version__)"'
+            f" in the same environment shows which; then pip install -U {name}."
+        )
     example = re.match(r"\s*((?:For example|For instance|E\.g\.|e\.g\.)[,:]?\s[^\n]+)", text[match.end():])
     if example:
         fix += f' Its example: "{example.group(1).strip()}".'

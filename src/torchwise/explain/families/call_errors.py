@@ -53,6 +53,8 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
     passed = _arguments_at(site.source, name) if site else None
     method = site is not None and re.search(r"\.\s*\w+\s*\(", site.source) is not None
     place = site.place if site else "the call"
+    if name == "__init__" and site is not None and re.search(r"\bsuper\b[^\n]*\.__init__\(", site.source):
+        return _base_constructor(site, takes - 1, given - 1, _library_of(text, match.start()))
     if name == "__init__" and site is not None:
         return _constructor_arguments(site, takes - 1, given - 1)
     if method and passed == takes and given == takes + 1:
@@ -89,6 +91,21 @@ def _method_arguments(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _base_constructor(site: Frame, declared: int, passed: int, library: str | None) -> Explanation:
+    """super().__init__(...) refused: a subclass written for another release of its base (round 8)."""
+    release = f"another release of {library} (the library in the traceback)" if library else "another release"
+    return answer(
+        title=f"The base class's __init__ takes {declared} argument(s), the subclass passes {passed} ({site.place})",
+        meaning=f"{site.place} calls the base class's constructor ({site.source}) with {passed} argument(s).",
+        cause=f"The subclass was written for a base class from {release}, whose constructor changed, or the base"
+        " class itself was edited.",
+        fix=(
+            "Install the library version the code was written for (its requirements or README), or call"
+            " super().__init__ the way the installed base class declares it (print(inspect.signature(Base.__init__)))."
+        ),
+    )
+
+
 def _constructor_arguments(site: Frame, declared: int, passed: int) -> Explanation:
     by = "a library" if site.in_library else "the code"
     return answer(
@@ -111,11 +128,18 @@ def _constructor_arguments(site: Frame, declared: int, passed: int) -> Explanati
     )
 
 
+# A frame that only passes the call on (a decorator's wrapper: transformers' deprecate_kwarg) does not
+# own the function that refused the keyword.
+FORWARDING = re.compile(r"^return \w+\(\*args, \*\*kwargs\)$")
+
+
 def _library_of(text: str, before: int) -> str | None:
-    """The installed package whose frame raised, from its path: site-packages/<package>/..."""
+    """The installed package whose frame raised, from its path: site-packages/<package>/..., passing over
+    a decorator's wrapper (round 8: SFTTrainer, a trl class, was named transformers from the wrapper
+    transformers put around its __init__)."""
     for _, frame in reversed(frames(text[:before])):
         found = re.search(r"(?:site|dist)-packages[\\/]([A-Za-z_]\w*)", frame.file)
-        if found:
+        if found and not FORWARDING.match(frame.source.strip()):
             return found.group(1)
     return None
 

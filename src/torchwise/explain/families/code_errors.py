@@ -146,7 +146,35 @@ def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
-    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)))
+    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)), advice=_told(expected, found, text))
+
+
+# What the message or the paste says beyond the two dtypes (round 8): the operation that raised is
+# torch.cat/stack ("sequence element 1 in sequence argument ... 'tensors'"), or the model is quantized.
+SEQUENCE = re.compile(r"for sequence element (\d+) in sequence argument at position #\d+ '(\w+)'")
+QUANTIZED = re.compile(r"\bint8\b|\bint4\b|load_in_[48]bit|bitsandbytes|\bqlora\b|\b[48]-?bit\b", re.IGNORECASE)
+
+
+def _told(expected: str, found: str, text: str) -> tuple[str, str] | None:
+    sequence = SEQUENCE.search(text)
+    if sequence:
+        element, argument = sequence.groups()
+        return (
+            f"torch.cat or torch.stack (its argument '{argument}') got tensors of different dtypes: element"
+            f" {element} is {found} where the others are {expected}, typically an integer tensor made from"
+            " indices, arange or integer arithmetic",
+            f"make element {element} {expected} where it is made (t.float(), or t.to(other.dtype)) before"
+            " joining them",
+        )
+    if {expected.lower(), found.lower()} == {"float", "half"} and QUANTIZED.search(text):
+        return (
+            "the paste loads the model quantized (int8 or 4-bit): its layers compute in float16 while the"
+            " trainable part (LoRA adapters, a new head) or the input stays float32",
+            "load the base model in half precision for this recipe (torch_dtype=torch.float16) instead of the"
+            " quantized weights, or prepare it for quantized training (peft's prepare_model_for_kbit_training)"
+            " and run the step under torch.autocast",
+        )
+    return None
 
 
 # The paste says the forward runs under mixed precision.
@@ -162,9 +190,11 @@ UNDER_AUTOCAST = (
 )
 
 
-def _dtype_answer(expected: str, found: str, *, autocast: bool = False) -> Explanation:
+def _dtype_answer(
+    expected: str, found: str, *, autocast: bool = False, advice: tuple[str, str] | None = None
+) -> Explanation:
     halves = {expected.lower(), found.lower()} == {"float", "half"}
-    cause, fix = UNDER_AUTOCAST if autocast and halves else _dtype_advice(expected, found)
+    cause, fix = advice or (UNDER_AUTOCAST if autocast and halves else _dtype_advice(expected, found))
     return answer(
         title=f"Wrong dtype: expected {expected}, found {found}",
         meaning=(

@@ -91,7 +91,9 @@ def _watchdog(match: re.Match[str], text: str) -> Explanation:
             " checkpoint saving or data preprocessing on rank 0 while the rest sit in a"
             " collective), ranks run different numbers of steps or call collectives in a"
             " different order (uneven batches per rank, a branch that skips backward on one"
-            " rank), or a rank crashed or hung (its own error is earlier in the log)."
+            " rank), or a rank crashed or hung (its own error is earlier in the log); or the GPUs"
+            " cannot exchange data on this machine (peer-to-peer over PCIe blocked, common on"
+            " consumer GPUs and VMs: the same job runs on other machines)."
         ),
         fix=(
             "Make every rank call the same collectives in the same order (DistributedSampler"
@@ -100,7 +102,7 @@ def _watchdog(match: re.Match[str], text: str) -> Explanation:
             " which rank is behind; TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (the default) makes the"
             " job fail instead of hanging. Raise the limit only for work that is legitimately"
             " long on one rank: dist.init_process_group(timeout=datetime.timedelta(hours=2))"
-            " (ddp_timeout in Hugging Face Trainer)."
+            " (ddp_timeout in Hugging Face Trainer). NCCL_P2P_DISABLE=1 tells the machine's own case."
         ),
     )
 

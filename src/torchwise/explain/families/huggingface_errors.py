@@ -148,6 +148,20 @@ def _lightning_missing_hook(match: re.Match[str], text: str) -> Explanation:
                 " (or the script's option that skips it)."
             ),
         )
+    if re.search(r"\.fit\([^\n]*\bdatamodule\s*=", text):  # round 8: the paste passes one
+        return answer(
+            title=f"Lightning found no {hook} on the datamodule the script passes",
+            meaning=f"trainer.fit(..., datamodule=...) gets its {stage} data from the datamodule's {hook}().",
+            cause=(
+                f"The datamodule is passed, yet Lightning does not see {hook}(): the project was written for"
+                " another Lightning release (its DataModule hooks and their checks changed between releases),"
+                f" or the DataModule class does not define {hook} under that name."
+            ),
+            fix=(
+                "Install the Lightning version the project pins (its requirements), or define"
+                f" def {hook}(self): return DataLoader(...) on the DataModule for the installed release."
+            ),
+        )
     return answer(
         title=f"Lightning needs {hook} for the {stage} loop, and none is given",
         meaning=(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
-from torchwise.explain.paste import last_frame
+from torchwise.explain.paste import frames, last_frame
 
 
 def _unnamed_dll(text: str) -> Explanation:
@@ -137,6 +137,20 @@ def _shared_library(match: re.Match[str], text: str) -> Explanation:
             f"install the {package} build that matches the installed torch (the same CUDA, or the"
             f" CPU build on a machine without a GPU: pip install {package} --index-url"
             " https://download.pytorch.org/whl/cpu), in one command with torch"
+        )
+    owner = next((f.package for start, f in reversed(frames(text)) if start < match.start() and f.package), None)
+    torch_own = ("torch", "torchvision", "torchaudio", "torchtext")
+    if owner and owner not in torch_own and re.match(r"lib(?:cu|nv)", library):
+        # round 8: the import that asked for it is another package's compiled part, not torch's
+        cause = (
+            f"{owner}'s compiled part (the import in the traceback) was built against a CUDA runtime"
+            f" ({library}) that this machine does not have on its library path: a {owner} build for"
+            " another CUDA than the installed torch's"
+        )
+        fix = (
+            f"install the {owner} build made for the installed torch and its CUDA (python -c \"import"
+            f" torch; print(torch.__version__, torch.version.cuda)\" shows them), or build {owner}"
+            " from source against them"
         )
     return answer(
         title=f"A shared library is missing: {library}",

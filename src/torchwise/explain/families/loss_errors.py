@@ -88,6 +88,21 @@ def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
                 f" {NO_HARD_CODED_BATCH}"
             ),
         )
+    if min(rows, targets) > 4096:  # round 8: counts of positions (pixels, tokens), not of samples
+        return answer(
+            title=f"The output covers {rows} positions but the target {targets}",
+            meaning=f"{meaning} Counts this large are positions flattened over pixels or tokens (N x H x W, N x T).",
+            cause=(
+                "The output and the target cover different spatial sizes or sequence lengths: a network whose"
+                " output map is cropped or padded against the labels (FCN-style), images or labels of another"
+                " size (at evaluation), or inputs and labels padded to different lengths."
+            ),
+            fix=(
+                "Make the sizes agree before the loss: resize the output to the labels (F.interpolate(out,"
+                " size=target.shape[-2:], mode='bilinear')) or the images and labels to the size used in"
+                " training; pad or truncate inputs and labels alike. Print both shapes before the loss."
+            ),
+        )
     return answer(
         title=f"The output has {rows} rows but the target has {targets}",
         meaning=meaning,

@@ -37,13 +37,21 @@ ADDED_LATER = {
 }
 
 
+# nn.Module's own bookkeeping that later torch releases added to every module's __init__ (round 8:
+# any class, YOLO's Conv or a user's Model, pickled whole under an older torch lacks them)
+MODULE_INTERNALS = (
+    "_non_persistent_buffers_set|_is_full_backward_hook|_forward_hooks_with_kwargs|_forward_pre_hooks_with_kwargs"
+    "|_backward_pre_hooks|_forward_hooks_always_called|_state_dict_pre_hooks|_load_state_dict_post_hooks"
+)
+
+
 def _torch_owned(match: re.Match[str], text: str) -> bool:
-    attribute = match.group(2)
+    attribute = match.group(3)
     return attribute.startswith("_") or attribute in ADDED_LATER
 
 
 def _old_module(match: re.Match[str], text: str) -> Explanation:
-    module, attribute = match.group(1), match.group(2)
+    module, attribute = match.group(1) or match.group(2), match.group(3)
     added = ADDED_LATER.get(attribute)
     since = f" ({added[0]} has it since torch {added[1]})" if added else ""
     value = added[2] if added else "the value the class's __init__ gives it"
@@ -63,7 +71,7 @@ def _old_module(match: re.Match[str], text: str) -> Explanation:
             "Load it with the torch version it was saved with (the project's README or"
             " requirements), then save model.state_dict() and load that into a model built by the"
             f" code; or, to keep this file, set the attribute after loading: for m in"
-            f" model.modules(): if isinstance(m, nn.{module}): m.{attribute} = {value}."
+            f" model.modules(): if isinstance(m, {'nn.' if match.group(1) else ''}{module}): m.{attribute} = {value}."
         ),
     )
 
@@ -98,7 +106,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "module-from-older-torch",
-        rf"'({NN_CLASSES})' object has no attribute '(\w+)'",
+        rf"'(?:({NN_CLASSES})|(\w+)(?=' object has no attribute '(?:{MODULE_INTERNALS})'))' object has no attribute"
+        r" '(\w+)'",
         _old_module,
         when=_torch_owned,
     ),

@@ -57,10 +57,52 @@ def _wrapped_on_cpu(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# The paste loads the model split across GPUs (transformers' device_map, accelerate's dispatch hooks).
+SPLIT_MODEL = re.compile(r"device_map|accelerate[\\/]hooks\.py|_hf_hook|dispatch_model")
+# The paste runs one process per GPU (DDP through torchrun or mp.spawn), where no replica exists.
+PROCESS_PER_GPU = re.compile(
+    r"DistributedDataParallel|mp\.spawn|multiprocessing[\\/.]spawn|torchrun|local_rank|LOCAL_RANK"
+)
+
+
 def _two_gpus(match: re.Match[str], text: str) -> Explanation:
     numbers = [n for n in match.groups() if n]
     which = f" (GPU {numbers[0]} and GPU {numbers[1]})" if len(numbers) == 2 else ""
-    wrapped = "DataParallel" in text or "data_parallel" in text or "parallel_apply" in text
+    wrapped = re.search(r"(?<!Distributed)DataParallel|data_parallel|parallel_apply", text)
+    if not wrapped and SPLIT_MODEL.search(text):  # round 8: accelerate placed the model's layers on several GPUs
+        return answer(
+            title=f"One operation got tensors on two different GPUs{which}, in a model split across GPUs",
+            meaning="device_map (accelerate's dispatch) put the model's layers on several GPUs and moves the"
+            " tensors between them at each layer's hooks; this operation still got inputs from two GPUs.",
+            cause=(
+                "The model's own code makes or keeps a tensor on a fixed GPU that the hooks do not move (rotary"
+                " or position tensors, a cache, a buffer built in forward, an input moved with .to('cuda:0')),"
+                " or a layer's parts were split where they must stay together."
+            ),
+            fix=(
+                "Load the model on one GPU when it fits (device_map={'': 0} or 'cuda', or CUDA_VISIBLE_DEVICES=0);"
+                " otherwise keep its blocks whole (no_split_module_classes=[the decoder layer's class]), put the"
+                " inputs on model.device, and make tensors in forward on x.device; or use the model code the"
+                " project pins, which may handle the split."
+            ),
+        )
+    if not wrapped and PROCESS_PER_GPU.search(text):  # round 8: one process per GPU, so no replicas
+        return answer(
+            title=f"One operation got tensors on two different GPUs{which}, in a process-per-GPU run",
+            meaning="Each process of the run drives one GPU; this one holds a tensor on another process's GPU.",
+            cause=(
+                "Something in this process went to a GPU other than its own: the model or a tensor moved with"
+                " .cuda() or 'cuda:0' before torch.cuda.set_device(local_rank), a checkpoint loaded without"
+                " map_location (its tensors return to the GPU they were saved from), or a device computed from"
+                " the global rank where the local one was meant."
+            ),
+            fix=(
+                "In each process call torch.cuda.set_device(local_rank) first, put the model and batches on"
+                " f'cuda:{local_rank}' (tensors made later on x.device), load checkpoints with"
+                " torch.load(path, map_location=f'cuda:{local_rank}') (or 'cpu'), and wrap with"
+                " DDP(model, device_ids=[local_rank])."
+            ),
+        )
     return answer(
         title=f"One operation got tensors on two different GPUs{which}",
         meaning=(

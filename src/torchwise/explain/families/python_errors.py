@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.paste import user_frame
 
 
 def _tensor_key(match: re.Match[str], text: str) -> Explanation:
@@ -312,6 +313,21 @@ def _checkpoint_path(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _init_not_called(match: re.Match[str], text: str) -> Explanation:
+    """round 8: nn.Module's own __init__ had not run when a module, parameter or buffer was assigned."""
+    frame = user_frame(text, match.start())
+    where = f" ({frame.place}: {frame.source})" if frame else ""
+    return answer(
+        title="A module was given a submodule or parameter before nn.Module.__init__ ran",
+        meaning="nn.Module.__init__ creates the dicts that hold submodules, parameters and buffers; an"
+        f" assignment{where} came before it.",
+        cause="The class's __init__ lacks super().__init__(), or calls it after assigning self.<layer> = ..."
+        " (or a parent class of a library assigns before its own super call).",
+        fix="Call super().__init__() as the first line of every nn.Module subclass's __init__, before any"
+        " self.x = nn.Linear(...), nn.Parameter or register_buffer.",
+    )
+
+
 KNOWN: list[KnownError] = [
     known(
         "tensor-as-key",
@@ -359,5 +375,11 @@ KNOWN: list[KnownError] = [
         rf"(FileNotFoundError|IsADirectoryError): \[Errno \d+\] (?:No such file or directory"
         rf"|Is a directory): '({CHECKPOINT_PATH})'",
         _checkpoint_path,
+    ),
+    known(
+        "module-init-not-called",
+        r"cannot assign (?:module|parameter|buffer) before Module\.__init__\(\) call"
+        r"|'\w+' object has no attribute '_(?:modules|parameters|buffers)'",
+        _init_not_called,
     ),
 ]

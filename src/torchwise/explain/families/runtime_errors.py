@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.gpu_memory import held_elsewhere
 from torchwise.explain.paste import evaluation_context, last_frame, user_frame
 
 
@@ -20,7 +21,7 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     size = r"([\d.]+ [KMGT]?i?B)"
     tried = match.group(1)
     gpu = amount(r"GPU (\d+)") or "0"
-    total = amount(rf"total capacity of {size}", rf"{size} total capacity")
+    total = amount(rf"total capaci?ty of {size}", rf"{size} total capacity")  # torch 2.1 printed "capacty"
     free = amount(rf"of which {size} is free", rf"{size} free")
     unallocated = amount(rf"{size} is reserved by PyTorch but unallocated")
     facts = f"needed {tried} more" if tried else "an allocation failed"
@@ -40,8 +41,24 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
         " memory is held by tensors kept from earlier steps, or another process uses the"
         " GPU (see nvidia-smi)."
     )
+    elsewhere = held_elsewhere(text, size, total, free)
     evaluating = evaluation_context(text)
-    if evaluating:
+    if elsewhere:
+        # round 8: the numbers say the memory is not this torch's: halving the batch cannot help
+        cause = (
+            f"The message's numbers say most of the GPU is held outside this PyTorch: {elsewhere}. Another"
+            " process is using the GPU (an earlier run or a notebook kernel still alive, another job or"
+            f" user, or the other ranks of this run, each left on GPU {gpu} without"
+            " torch.cuda.set_device(local_rank)), or a library in this process (TensorFlow, JAX, an"
+            " inference engine) took it; the batch is not what filled it."
+        )
+        checklist.insert(
+            0,
+            "free the GPU first: nvidia-smi lists the processes holding memory (end the stale ones,"
+            " restart the notebook kernel), or run on an idle GPU with CUDA_VISIBLE_DEVICES=<id>;"
+            " then, if it still does not fit, the steps below",
+        )
+    elif evaluating:
         # evaluation keeps no activations when autograd is off; with it on, every forward's
         # graph stays alive as long as its outputs do
         cause = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.families.user_code_errors import raised_here
 from torchwise.explain.paste import at_user_line
 
 
@@ -43,5 +44,7 @@ KNOWN: list[KnownError] = [
         r"UnboundLocalError: (?:local variable '(\w+)' referenced before assignment"
         r"|cannot access local variable '(\w+)' where it is not associated with a value)",
         _unbound,
+        # raised inside a library it is that library's bug or version, not the user's branches
+        when=raised_here,
     ),
 ]

@@ -369,7 +369,8 @@ KNOWN: list[KnownError] = [
         r" but torch\.cuda\.is_available\(\) is False",
         _cuda_checkpoint_on_cpu,
     ),
-    known("weights-only-load", r"Weights only load failed", _weights_only),
+    # a paste cut above "Weights only load failed" still shows the unpickler's own line (round 8)
+    known("weights-only-load", r"Weights only load failed|WeightsUnpickler error: Unsupported global", _weights_only),
     known("invalid-load-key", r"invalid load key, '(\\x[0-9a-f]{2}|.)'", _invalid_load_key),
     known(
         "checkpoint-truncated",

@@ -99,6 +99,13 @@ def _channels(match: re.Match[str], text: str) -> Explanation:
     elif len(sizes) == 4 and sizes[-1] == int(expected):
         cause = "The batch is channels-last [N, H, W, C] (NumPy/PIL layout) but conv wants [N, C, H, W]."
         fix = "Permute it: x = x.permute(0, 3, 1, 2) (ToTensor() does this for PIL images)."
+    elif len(sizes) == 4 and sizes[2] == int(expected) and sizes[1] == sizes[3]:
+        # round 8: the channel count is in the input, at dimension 2, between two equal (spatial) sizes
+        cause = (
+            f"The input holds {expected} at dimension 2, between two sizes of {got} (height and width):"
+            f" its axes are in the order [N, H, C, W], so conv reads {got} as the channels."
+        )
+        fix = f"Permute it before the layer: x = x.permute(0, 2, 1, 3) gives [N, {expected}, {got}, {got}]."
     else:
         cause = "in_channels was set for another layer's output, or the data has another channel count."
         fix = f"Set in_channels={got} on this conv, or fix the layer before it."

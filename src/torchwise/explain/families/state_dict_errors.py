@@ -33,11 +33,21 @@ def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | Non
         }
         if len(prefixes) == 1:
             prefix = prefixes.pop()
-            if prefix not in ("module.", "_orig_mod.") and all(
-                key.startswith(prefix) and key[len(prefix):] in shorter for key in longer
-            ):
+            exact = all(key.startswith(prefix) and key[len(prefix) :] in shorter for key in longer)
+            # round 8: every key the model lacks is in the file under the prefix, beside the larger
+            # model's other parts (InferSent's "encoder." inside an NLI net with its classifier)
+            covered = side == "checkpoint" and all(prefix + inner in longer for inner in shorter)
+            if prefix not in ("module.", "_orig_mod.") and (exact or covered):
                 return prefix, side
     return None
+
+
+def _vocabulary_rows(name: str, saved: str, current: str) -> bool:
+    """A token table (embed_tokens, wte, word_embeddings, lm_head, shared) that differs only in rows."""
+    before, after = dims(saved), dims(current)
+    table = re.search(r"embed|wte\b|lm_head|\bshared\b|tok_embeddings|word_embeddings", name)
+    same_width = len(before) == len(after) == 2 and before[1] == after[1]
+    return bool(table) and same_width and before[0] != after[0] and min(before[0], after[0]) >= 1000
 
 
 def _cut(label: str, text: str) -> bool:
@@ -198,6 +208,19 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             " deepspeed.zero.GatheredParameters(list(model.parameters()), modifier_rank=0), or before"
             " ZeRO-3 or FSDP wraps the model"
         )
+    elif sizes and all(_vocabulary_rows(name, saved, current) for name, saved, current in sizes):
+        # round 8: only the token tables differ, and only in their rows: another vocabulary size
+        saved_rows = dims(sizes[0][1])[0]
+        causes.append(
+            f"only the token embedding and output tables differ, in their number of rows ({saved_rows} in the"
+            f" checkpoint, {dims(sizes[0][2])[0]} in the model): a vocabulary of another size, from tokens added"
+            " to the tokenizer (a pad token) with the embeddings resized on one side, or a config with another"
+            " vocab_size (a padded vocabulary, another variant of the model)"
+        )
+        fixes.append(
+            f"give the model the checkpoint's table size before loading: model.resize_token_embeddings({saved_rows})"
+            f" (or config.vocab_size={saved_rows}), and use the tokenizer saved with the checkpoint"
+        )
     elif sizes:
         names = ", ".join(f'"{name}"' for name, _, _ in sizes)
         causes.append(
@@ -291,11 +314,12 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
         )
     elif not causes:
         causes.append(
-            "the model's code changed since the checkpoint was saved"
-            " (layers added, renamed or removed)"
+            "the model's code changed since the checkpoint was saved (layers added, renamed or removed:"
+            " another release of the project or library), or the file was saved from another model or variant"
         )
         fixes.append(
-            "load with the model code that saved the checkpoint, or rename the keys in the dict"
+            "load with the model code that saved the checkpoint (or the checkpoint made for this model),"
+            " or rename the keys in the dict"
         )
     return answer(
         title=f"The checkpoint does not fit the model{model}",

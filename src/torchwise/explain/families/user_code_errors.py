@@ -232,9 +232,30 @@ def _sample_too_large(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+# The names scripts import under a conventional alias: undefined, they are an import the file lacks.
+IMPORTED_AS = {
+    "np": "import numpy as np", "nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+    "torch": "import torch", "optim": "import torch.optim as optim", "dist": "import torch.distributed as dist",
+    "pd": "import pandas as pd", "plt": "import matplotlib.pyplot as plt", "os": "import os", "sys": "import sys",
+    "math": "import math", "time": "import time", "json": "import json", "random": "import random",
+    "re": "import re", "copy": "import copy", "glob": "import glob", "argparse": "import argparse",
+    "cv2": "import cv2", "Image": "from PIL import Image", "tqdm": "from tqdm import tqdm",
+    "transforms": "from torchvision import transforms", "Path": "from pathlib import Path",
+    "DataLoader": "from torch.utils.data import DataLoader", "Dataset": "from torch.utils.data import Dataset",
+    "Variable": "from torch.autograd import Variable",
+}
+
+
 def _name_not_defined(match: re.Match[str], text: str) -> Explanation:
     name, suggestion = match.group(1), match.group(2)
     place = place_of(match, text)
+    if name in IMPORTED_AS:  # round 8: "assign it first" is no answer for a module never imported
+        return answer(
+            title=f"{name} is not imported ({place})",
+            meaning=f"{place} uses {name}, a name scripts import ({IMPORTED_AS[name]}), and nothing defined it.",
+            cause=f"The file (or the notebook cell that ran) lacks the import of {name}, or runs it after this line.",
+            fix=f"Add `{IMPORTED_AS[name]}` at the top of the file that raised (in a notebook, run that cell first).",
+        )
     typo = f" a typo (Python suggests '{suggestion}')," if suggestion else " a typo,"
     return answer(
         title=f"{name} is used before anything assigned it ({place})",
@@ -242,8 +263,8 @@ def _name_not_defined(match: re.Match[str], text: str) -> Explanation:
         cause=(
             f"Nothing assigned {name} there first:{typo} a variable assigned only inside a branch,"
             " loop or try block that did not run (an earlier exception caught by try/except"
-            " leaves it unassigned: look further up the log), or a name that belongs to another"
-            " function."
+            " leaves it unassigned: look further up the log), a name that belongs to another"
+            " function, or a module or class never imported."
         ),
         fix=(
             f"Assign {name} before that line or pass it in as an argument; if it is set inside a"
