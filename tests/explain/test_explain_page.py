@@ -102,6 +102,7 @@ def test_the_held_out_texts_are_the_ones_committed_before_any_rule_changed():
         ("heldout5", "round 5", "3d2ca946dad3fe056d1594f7f89344bb68204f8f6326f6fdd5b91a41737f3415"),  # aa303af
         ("heldout6", "round 6", "ada348cce7fd86997e7e5e1d4cdc1c3a2b8f94b8d5be6fe19d0eea9805cde054"),  # e830e67
         ("heldout7", "round 7", "3cdaa7f35edeca251e6c81cc1ccaef82c4ea4a8594a386df8e6bbfdf630bfdbd"),  # e896f21
+        ("heldout8", "round 8", "8746ac4d0b55c62d1a600cbc706e9133a58fe75b2f66e63501830b1723b8983f"),  # e5be1cf
     ],
 )
 def test_a_held_out_round_s_figures_are_its_verdicts_on_the_texts_committed_first(folder, label, digest):
@@ -123,7 +124,7 @@ def test_a_held_out_round_s_figures_are_its_verdicts_on_the_texts_committed_firs
     assert int(row.group(5)) == round(100 * count["wrong"] / len(verdicts))
 
 
-@pytest.mark.parametrize("folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7"])
+@pytest.mark.parametrize("folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8"])
 def test_a_held_out_round_s_answers_judged_right_stay_as_measured(folder):
     # a regression floor, pinned after the one measurement: the rules were not tuned to it
     verdicts = yaml.safe_load((ROOT / "tests/explain" / folder / "verdicts.yaml").read_text())
@@ -133,3 +134,51 @@ def test_a_held_out_round_s_answers_judged_right_stay_as_measured(folder):
         if verdict["verdict"] == "right":
             got = explain(texts[verdict["number"]])
             assert got is not None and got.id == verdict["got"], verdict["source"]
+
+
+def counts(verdicts: list[dict[str, object]], key: str = "verdict") -> list[int]:
+    return [sum(v[key] == kind for v in verdicts) for kind in ("right", "wrong", "not known")]
+
+
+def test_round_8_s_before_row_is_its_verdicts_and_keeps_the_after_verdict_where_the_answer_is_the_same():
+    folder = ROOT / "tests/explain/heldout8"
+    after = yaml.safe_load((folder / "verdicts.yaml").read_text())
+    before = yaml.safe_load((folder / "verdicts-before.yaml").read_text())
+    assert [v["source"] for v in before] == [v["source"] for v in after]
+    changed = [b["number"] for b, a in zip(before, after, strict=True) if b["got"] != a["got"]]
+    assert changed == [23, 42, 86]  # the round's three new right answers, none known before
+    for b, a in zip(before, after, strict=True):
+        assert b["verdict"] == (a["verdict"] if b["got"] == a["got"] else "not known"), b["source"]
+    row = re.search(
+        r"\| round 8 held-out half \((\d+)\), before the round's rules \(commit a5b234b, for comparison\) "
+        r"\| (\d+) \((\d+)%\) \| (\d+) \((\d+)%\) \| (\d+)",
+        PAGE,
+    )
+    assert row is not None
+    assert int(row.group(1)) == len(before)
+    assert [int(row.group(i)) for i in (2, 4, 6)] == counts(before)
+    assert int(row.group(3)) == round(100 * counts(before)[0] / len(before))
+
+
+@pytest.mark.parametrize(
+    ("engineer", "before_key", "after_key"),
+    [("explain8a", "before", "after"), ("explain8b", "verdict_before", "verdict_after")],
+)
+def test_round_8_s_working_rows_are_each_engineer_s_verdicts(engineer, before_key, after_key):
+    verdicts = yaml.safe_load((ROOT / f"tests/explain/working8/verdicts-{engineer}.yaml").read_text())
+    texts = yaml.safe_load((ROOT / "tests/explain/working8/texts.yaml").read_text())
+    assert [v["number"] for v in verdicts] == [t["number"] for t in texts]
+    rows = {
+        when: re.search(
+            rf"\| working half \(50\), {pattern} \| (\d+) \((\d+)%\) \| (\d+) \| (\d+) \|", PAGE
+        )
+        for when, pattern in [
+            ("before", rf"before the changes \(commit 35be8af\), judged by {engineer}"),
+            ("after", rf"after {engineer}'s own rules \(branch {engineer}, regression floor\)"),
+        ]
+    }
+    for when, key in (("before", before_key), ("after", after_key)):
+        row = rows[when]
+        assert row is not None, when
+        assert [int(row.group(i)) for i in (1, 3, 4)] == counts(verdicts, key)
+        assert int(row.group(2)) == round(100 * counts(verdicts, key)[0] / len(verdicts))
