@@ -121,8 +121,9 @@ def test_counts_flattened_with_sizes_from_the_tensors_are_lengths_that_differ():
     assert "train.py:171 (loss = criterion(pred.view(-1, pred.size(2)), question.view(-1)))" in text
     assert "hard-code" not in text.replace("no size is hard-coded there", "")
     # no common factor: the generic reading, without the hard-coded claim
-    plain = answer_text(loss_line("loss = crit(out.reshape(-1, out.shape[-1]), y.view(-1))", 1217, 1280),
-                        "batch-size-mismatch")
+    plain = answer_text(
+        loss_line("loss = crit(out.reshape(-1, out.shape[-1]), y.view(-1))", 1217, 1280), "batch-size-mismatch"
+    )
     assert "The output has 1217 rows but the target has 1280" in plain and "hard-code" not in plain
 
 
