@@ -9,24 +9,13 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, told_apart
+from torchwise.explain.paste_readings import checkpointed_backward
 
 
 def _backward_twice(match: re.Match[str], text: str) -> Explanation:
-    if re.search(r"torch[\\/]utils[\\/]checkpoint\.py", text):  # round 8: the traceback runs through it
-        return answer(
-            title="A second backward ran through a checkpointed segment",
-            meaning="The traceback runs through torch.utils.checkpoint's backward, which recomputes the segment.",
-            cause=(
-                "Reentrant activation checkpointing (use_reentrant=True, the old default) backpropagates its"
-                " segment once: a second backward through the same forward (two losses, retain_graph=True)"
-                " finds the recomputed graph freed."
-            ),
-            fix=(
-                "Backpropagate once ((loss_a + loss_b).backward()), or checkpoint with"
-                " torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False), which supports retain_graph;"
-                " or turn checkpointing off for that part."
-            ),
-        )
+    checkpointed = checkpointed_backward(text)  # the traceback or the paste's words say checkpointing
+    if checkpointed is not None:
+        return checkpointed
     return answer(
         title="backward() ran through a graph that an earlier backward() already freed",
         meaning=(

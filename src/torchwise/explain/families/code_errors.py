@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
+from torchwise.explain.paste_readings import matrix_product_answer, own_matrix_product
 
 NO_HARD_CODED_BATCH = (
     "Never hard-code the batch size (x.view(64, -1)): the last batch of an epoch is smaller."
@@ -29,6 +30,9 @@ def _folded_batch(rows: int, features: int, expected: int) -> str:
 
 def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
     rows, features, expected, outputs = match.groups()
+    product = own_matrix_product(text, match.start())  # the user's own torch.mm / @: no Linear
+    if product is not None:
+        return matrix_product_answer(product, int(rows), int(features), int(expected), int(outputs))
     folded = _folded_batch(int(rows), int(features), int(expected))
     return answer(
         title=f"A Linear layer expects {expected} input features but got {features}",

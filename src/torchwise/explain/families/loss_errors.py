@@ -15,6 +15,7 @@ import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
+from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
 
 
 def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
@@ -103,6 +104,9 @@ def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
                 " training; pad or truncate inputs and labels alike. Print both shapes before the loss."
             ),
         )
+    flattened = flattened_counts(rows, targets, text, match.start())  # no hard-coded size on that line
+    if flattened is not None:
+        return flattened
     return answer(
         title=f"The output has {rows} rows but the target has {targets}",
         meaning=meaning,
@@ -192,6 +196,8 @@ def _target_out_of_bounds(match: re.Match[str], text: str) -> Explanation:
             "Pass that value as ignore_index (nn.CrossEntropyLoss(ignore_index=-1)), or fix the"
             " shift so labels run 0 .. num_classes - 1."
         )
+    elif (mask_values := mask_values_answer(target, text)) is not None:
+        return mask_values
     else:
         cause = (
             f"The model outputs fewer than {target + 1} classes, so label {target} has no"
