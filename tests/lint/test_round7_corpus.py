@@ -90,13 +90,13 @@ def test_round7_held_out_half_as_measured_once():
 
 
 def test_round7_held_out_half_now():
-    # The rules as measured: a fixer who changes them updates these figures (the measured ones above stay).
+    # The rules as measured gave 16 found, 18 of 22 right (above). After the measurement
+    # (tests/lint/test_round7_after.py) the four wrong warnings are gone: a reload of weights saved
+    # only when a score beats the best so far is no resume (TW131), batch norms with momentum=1
+    # need no eval() (TW103), an optimizer handed to another file's code trains (TW132), an
+    # iterator over a loader whose sampler never ends never runs out (TW130). The same 16 found.
     result = bench.load("lint_recall").measure(HELD_OUT_7)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     assert (result["bugs"], len(result["found"])) == (33, 16)
-    assert (result["warnings+errors"], len(result["right"])) == (22, 18)
-    assert sorted((w["file"].split("__")[0], w["line"], w["code"]) for w in result["wrong"]) == [
-        ("floodsung_LearningToCompare_FSL", 153, "TW131"), ("floodsung_LearningToCompare_FSL", 230, "TW103"),
-        ("huggingface_pytorch_openai_transformer_lm", 120, "TW132"),
-        ("naoto0804_pytorch_inpainting_with_partial_conv", 113, "TW130"),
-    ]
+    assert (result["warnings+errors"], len(result["right"])) == (18, 18)
+    assert result["wrong"] == []

@@ -234,17 +234,29 @@ def _is_variable(node: ast.expr) -> bool:
 def _never_trains(ctx: FileContext) -> bool:
     """No ``backward()``, no ``step()`` or ``zero_grad()``, no ``torch.optim`` and no gradient asked
     for (``torch.autograd.grad``, ``requires_grad_``) in the file: an evaluation or inference
-    script (pytorch-vdsr's eval.py), not an attack or a saliency map that needs the graph."""
+    script (pytorch-vdsr's eval.py), not an attack or a saliency map that needs the graph. An
+    optimizer built here and handed to code of another file trains there (openai-transformer-lm's
+    ``MultipleChoiceLossCompute(..., model_opt)`` runs the backward and the step)."""
 
     def compute() -> bool:
         return not any(
             ctx.is_backward(c)
             or method(c) in {"step", "zero_grad", "backward", "requires_grad_"}
             or any(word in (ctx.qualname(c.func) or "") for word in ("optim", "autograd.grad"))
+            or _hands_an_optimizer_on(ctx, c)
             for c in ctx.calls
         )
 
     return ctx.memo("never_trains", compute)
+
+
+def _hands_an_optimizer_on(ctx: FileContext, call: ast.Call) -> bool:
+    """A call of an imported name (a class or function of another file) given an optimizer that
+    this file builds: whatever that code does with it, it is there to step."""
+    if (dotted(call.func) or "").split(".")[0] not in ctx.imports:
+        return False
+    given = [*call.args, *(k.value for k in call.keywords)]
+    return any(ctx.kind(v) == "optimizer" and ctx.constructor(v) is not None for v in given)
 
 
 _COUNTERS = frozenset({"range", "count", "itertools.count"})

@@ -202,7 +202,8 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     It warns only where this file (or a module beside it) shows the model has dropout or batch
     norm (a layer of them, a ``self.training`` test, a torchvision/timm/transformers network).
     A model built from layers without dropout or batch norm, or from ``from_pretrained``
-    (returned in eval mode), is not reported.
+    (returned in eval mode), is not reported; nor is a batch norm built with ``momentum=1`` or
+    ``track_running_stats=False``, which keeps no running statistics worth switching to.
     Cannot see: layers defined where it cannot read them (a package, a file not beside this
     one): reported as info, since ``eval()`` may change nothing there; an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).

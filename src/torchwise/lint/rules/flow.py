@@ -16,6 +16,7 @@ from torchwise.lint.ast_names import dotted, is_constant, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.endless import endless_loader
 
 _LOSS_WORDS = re.compile(r"loss|criterion|cost", re.I)
 _VERSION_WORDS = re.compile(r"version", re.I)
@@ -136,7 +137,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
     loop ``for batch in loader`` per epoch, or wrap the loader in an endless generator.
     A loop that runs as many times as the loader has batches is fine: ``range(len(loader))``,
     ``range(n)`` with ``n = min(k, len(loader))``, or ``range(n)`` with ``n = len(...)`` over a
-    loader of ``batch_size=1``.
+    loader of ``batch_size=1``. A loader whose sampler is a class of this file with an endless
+    ``__iter__`` (a ``while True`` generator) never runs out.
     Cannot see: an iterator over something that is not a loader by its constructor or name,
     or one re-created in another function; a step count equal to the number of batches that
     it cannot prove (it then reports it); ``next(iter(loader))`` (one batch) is fine.
@@ -167,6 +169,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
             continue  # paired with a loop over data: the counts match
         if isinstance(outer, ast.For) and _one_pass(ctx, outer.iter, made[name][0].args[0]):
             continue  # as many steps as the loader has batches
+        if endless_loader(ctx, made[name][0].args[0]):
+            continue  # its sampler never ends: neither does the iterator
         yield Hit(call, f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch")
 
 

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from torchwise.lint.ast_names import dotted
+from torchwise.lint.ast_names import dotted, is_constant, keyword
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 
@@ -79,8 +79,29 @@ def mode_of(ctx: FileContext, model: ast.expr) -> bool | None:
         layers = made[-1].args if made else []
         if not layers or not all(isinstance(a, ast.Call) for a in layers):
             return None
-        return _combine(_class_mode(ctx, ctx.qualname(a.func) or "", set()) for a in layers if isinstance(a, ast.Call))
+        return _combine(_layer_mode(ctx, a) for a in layers if isinstance(a, ast.Call))
     return _class_mode(ctx, built, set())
+
+
+def _layer_mode(ctx: FileContext, layer: ast.Call) -> bool | None:
+    return False if _batch_statistics_only(ctx, layer) else _class_mode(ctx, ctx.qualname(layer.func) or "", set())
+
+
+def _batch_statistics_only(ctx: FileContext, call: ast.Call) -> bool:
+    """A batch norm that keeps no running statistics worth switching to: built with
+    ``track_running_stats=False`` (eval mode normalises with the batch's statistics too) or with
+    ``momentum=1`` (its running statistics are the last batch's alone). Normalising each batch by
+    its own statistics is then the method: LearningToCompare's relation networks run their test
+    episodes in train mode on purpose."""
+    if "BatchNorm" not in (ctx.qualname(call.func) or ""):
+        return False
+    momentum = keyword(call, "momentum")
+    one = isinstance(momentum, ast.Constant) and not isinstance(momentum.value, bool) and momentum.value == 1
+    return one or is_constant(keyword(call, "track_running_stats"), False)
+
+
+# Containers whose layers are the calls written inside them: they add nothing of their own.
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
 
 
 _MOVES = {"to", "cuda", "cpu", "eval"}
@@ -146,6 +167,8 @@ def _class_mode(ctx: FileContext, built: str, seen: set[str]) -> bool | None:
     parts: list[bool | None] = []
     for call in (n for n in ast.walk(body) if isinstance(n, ast.Call)):
         name = ctx.qualname(call.func) or ""
+        if _batch_statistics_only(ctx, call) or name in _CONTAINERS:
+            continue  # a container's layers are walked themselves
         if _MODE_DEPENDENT.search(name) or any(_MODE_DEPENDENT.search(k.arg or "") for k in call.keywords):
             return True
         tail = name.rsplit(".", 1)[-1]

@@ -2,7 +2,9 @@
 (by its template) that a ``torch.save`` of the training writes, loaded before any such save of the
 run and followed by training. It continues this script's own run, whatever its option is called
 (DDPG's ``if args.load: agent.load()`` reads ``directory + 'actor.pth'``, which ``agent.save()``
-writes every few episodes), so what the script trains and never saves is lost on it."""
+writes every few episodes), so what the script trains and never saves is lost on it. A file written
+only when a score beats the best so far, with no epoch, step or optimizer in it, is a warm start
+from the best weights, not a resume (``best_saves``)."""
 
 from __future__ import annotations
 
@@ -10,21 +12,24 @@ import ast
 
 from torchwise.lint.ast_names import dotted, method
 from torchwise.lint.context import FileContext, position
+from torchwise.lint.rules.best_saves import best_only
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.checkpoint import file_argument, path_text, same_run_before, saves_with_paths
 from torchwise.lint.rules.resume_sites import trains_after
 
 
 def resumes_own_checkpoint(ctx: FileContext, load: ast.Call) -> bool:
-    """``load`` restores weights from a ``torch.load`` of a path this file saves to, no save of it
-    runs before the load in the same run, and training follows the load (in its scope, or after
-    a call here of the function it sits in)."""
+    """``load`` restores weights from a ``torch.load`` of a path this file saves to (other than
+    only its best weights), no save of it runs before the load in the same run, and training
+    follows the load (in its scope, or after a call here of the function it sits in)."""
 
     for read in _torch_loads_feeding(ctx, load):
         path = path_text(ctx, file_argument(read))
         saves = [save for save, saved in saves_with_paths(ctx) if path is not None and saved == path]
         if not saves or any(same_run_before(ctx, save, read) for save in saves):
             continue
+        if all(best_only(ctx, save) for save in saves):
+            continue  # the best weights so far, and nothing of where the run stood
         if trains_after(ctx, ctx.scope_of(load), load):
             return True
         function = ctx.function(load)
