@@ -88,3 +88,20 @@ def test_an_older_torch_s_same_type_message_from_a_convolution_s_backward():
     assert devices.startswith("Tensors on two devices: cpu and cuda")
     halves = answer_text(SAME_TYPE.format("CUDAFloatType", "torch.cuda.HalfTensor"), "input-weight-type")
     assert halves.startswith("Wrong dtype: expected Half, found Float") and "float16 and bfloat16" not in halves
+
+
+def test_a_key_read_straight_from_torch_load_into_a_model():
+    # #7: model.load_state_dict(torch.load(path)["model_state_dict"]) where the file is the state dict itself
+    text = answer_text(HELDOUT8[7], "missing-key")
+    assert text.startswith("torch.load(os.path.join(args.exp_dir, checkpoint)) has no key 'model_state_dict'")
+    assert "the file is the state dict itself: pass it whole" in text
+    assert "model.load_state_dict(torch.load(os.path.join(args.exp_dir, checkpoint)))" in text
+    # an optimizer's entry gets no such sentence: its state is never the file's whole content
+    optimizer = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 132, in main_worker\n'
+        "    optimizer.load_state_dict(torch.load(path)['optimizer'])\n"
+        "KeyError: 'optimizer'"
+    )
+    text = answer_text(optimizer, "missing-key")
+    assert text.startswith("torch.load(path) has no key 'optimizer'") and "state dict itself" not in text
