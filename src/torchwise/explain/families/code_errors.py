@@ -125,6 +125,14 @@ def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
             "convert once when loading: torch.from_numpy(a).float() or torch.tensor(a,"
             " dtype=torch.float32); do not call model.double() (half the speed)",
         )
+    if pair == {"half", "bfloat16"}:
+        return (
+            "float16 and bfloat16 meet: the weights were cast to one half type (model.half(),"
+            " torch_dtype=torch.float16, a script's weight_dtype) while mixed precision (autocast,"
+            " accelerate's mixed_precision) computes in the other",
+            "use one half type: cast the model to the dtype mixed precision runs in (bfloat16 under"
+            " bf16 mixed precision), or keep the trained weights float32 and let autocast cast per operation",
+        )
     if pair & {"half", "bfloat16"}:
         return (
             "half-precision weights meet float32 activations (or the reverse): part of the"
@@ -141,11 +149,24 @@ def _dtype_advice(expected: str, found: str) -> tuple[str, str]:
     )
 
 
+# torch's spellings of a dtype, for a name whose letters' case a user changed when retyping it
+DTYPE_NAMES = {
+    name.lower(): name for name in ("Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Byte", "Bool")
+}
+
+
+def _retyped(name: str) -> str:
+    """``FLoat`` -> ``Float``; a name torch prints ("float", "Float", "BFloat16") stays as it is."""
+    canonical = DTYPE_NAMES.get(name.lower())
+    return canonical if canonical and name not in (canonical, name.lower()) else name
+
+
 def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     # the regex has numbered alternatives (found2, expected3, ...): fold them onto one name
     groups = {name.rstrip("2345"): value for name, value in match.groupdict().items() if value}
     # torch prints "float != c10::BFloat16" in this wording: name both the way the others do
     expected, found = (groups.get(key, "?") for key in ("expected", "found"))
+    expected, found = (_retyped(name) for name in (expected, found))
     expected, found = expected[:1].upper() + expected[1:], found[:1].upper() + found[1:]
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
@@ -213,7 +234,9 @@ def _dtype_answer(
 def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
     """``Input type (torch.cuda.HalfTensor) and weight type (torch.FloatTensor)``: a device
     clash, a dtype clash, or both (then the device, which hides the other, comes first)."""
-    input_type, weight_type = match.groups()
+    if match.group(3):
+        return _same_type(*match.groups()[2:])
+    input_type, weight_type = match.group(1), match.group(2)
 
     def device(tensor_type: str) -> str:
         return "cuda" if ".cuda." in tensor_type else "cpu"
@@ -226,6 +249,25 @@ def _input_weight_type(match: re.Match[str], text: str) -> Explanation:
         which = f" (the input is {input_type}, the weights {weight_type})"
         return _device_answer(device(input_type), device(weight_type), which=which)
     return _dtype_answer(dtype(weight_type), dtype(input_type))
+
+
+def _legacy_type(tensor_type: str) -> tuple[str, str]:
+    """(device, dtype) of an older torch's type name: ``torch.cuda.HalfTensor`` or ``CUDABFloat16Type``."""
+    backend = re.fullmatch(r"(CUDA|CPU)(\w+)Type", tensor_type)
+    if backend:
+        return backend.group(1).lower(), backend.group(2)
+    return ("cuda" if ".cuda." in tensor_type else "cpu"), tensor_type.rsplit(".", 1)[-1].removesuffix("Tensor")
+
+
+def _same_type(first: str, second: str, first_type: str, second_type: str) -> Explanation:
+    """torch 1.x: ``Expected tensor for argument #1 'input' to have the same type as tensor for argument
+    #2 'weight'; but type A does not equal B``: a device clash, a dtype clash, or both (device first)."""
+    first_device, first_dtype = _legacy_type(first_type)
+    second_device, second_dtype = _legacy_type(second_type)
+    if first_device != second_device:
+        which = f" ({first} is {first_type}, {second} {second_type})"
+        return _device_answer(first_device, second_device, which=which)
+    return _dtype_answer(second_dtype, first_dtype)
 
 
 def _legacy_devices(match: re.Match[str], text: str) -> Explanation:
@@ -291,14 +333,18 @@ KNOWN: list[KnownError] = [
     known(
         "input-weight-type",
         # the bias is named when the weight already matched: "and bias type (c10::Half)"
-        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be the same",
+        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be the same"
+        # torch 1.x's wording, raised by a convolution's backward too ('grad_output' against 'weight')
+        r"|Expected tensor for argument #\d+ '(\w+)' to have the same type as tensor for argument #\d+"
+        r" '(\w+)'; but type ([\w.:]+) does not equal ([\w.:]+)",
         _input_weight_type,
     ),
     known(
         "dtype-mismatch",
         r"expected scalar type (?P<expected>\w+) but found (?P<found>\w+)"
         r"|Found dtype (?P<found2>\w+) but expected (?P<expected2>\w+)"
-        r"|Expected object of scalar type (?P<expected3>\w+) but got scalar type (?P<found3>\w+)"
+        # a retyped message may change letters' case ("scaLar type Long ... scalar type FLoat")
+        r"|(?i:Expected object of scalar type) (?P<expected3>\w+) (?i:but got scalar type) (?P<found3>\w+)"
         r"|must have the same dtype, but got (?P<found4>\w+) and (?P<expected4>\w+)"
         r"|expected mat1 and mat2 to have the same dtype, but got: (?:struct )?(?:c ?10::)?"
         r"(?P<found5>\w+) ?!= ?(?:struct )?(?:c ?10::)?(?P<expected5>\w+)"

@@ -173,7 +173,7 @@ def _torchvision_ops(match: re.Match[str], text: str) -> Explanation:
     )
     pin = f'"torchvision=={wanted}.*"' if wanted else "torchvision"
     return answer(
-        title=(f"torchvision's compiled operators do not load (torchvision::{match.group(1)})"),
+        title=f"torchvision's compiled operators do not load ({match.group(1) or match.group(2)})",
         meaning=(
             "torchvision registers its C++ operators (nms, roi_align, ...) when it is imported;"
             " they failed to load, so the operator does not exist." + installed
@@ -360,7 +360,9 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "torchvision-operator-missing",
-        r"operator torchvision::(\w+) does not exist",
+        # torch.ops' other wordings; image:: is torchvision's image extension (torchvision.io)
+        r"operator (torchvision::\w+) does not exist|(?:No such operator|Could not find the operator)"
+        r" ((?:torchvision|image)::\w+)",
         _torchvision_ops,
     ),
     known(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.checkpoint_keys import whole_state_dict
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.paste import Frame, last_frame, user_frame
 
@@ -43,7 +44,13 @@ def place_of(match: re.Match[str], text: str) -> str:
 def _holder(source: str, key: str) -> str | None:
     """The expression subscripted with ``[key]`` in ``source``: ``self.ckpt`` in
     ``load(self.ckpt['optimizer'])``."""
-    found = re.search(r"([\w.]+(?:\[[^\]]*\])*)\[\s*(?:'|\")" + re.escape(key) + r"(?:'|\")\s*\]", source)
+    # or a torch.load(...) call indexed at once: torch.load(path)['model']
+    found = re.search(
+        r"((?:torch\.load\((?:[^()]|\([^()]*\))*\)|[\w.]+)(?:\[[^\]]*\])*)\[\s*(?:'|\")"
+        + re.escape(key)
+        + r"(?:'|\")\s*\]",
+        source,
+    )
     return found.group(1) if found else None
 
 
@@ -75,7 +82,7 @@ def _missing_key(match: re.Match[str], text: str) -> Explanation:
     holder, variable = _subscript(frame.source, key) or ("the dict", None)
     name = holder.rsplit(".", 1)[-1]
     held_in = f" (the value of {variable})" if variable else ""
-    if CHECKPOINT_NAMES.search(name):
+    if CHECKPOINT_NAMES.search(name) or holder.startswith("torch.load("):
         cause = (
             f"{holder} is a loaded checkpoint that was saved without '{key}': it holds other"
             " entries (only the model weights, or the same things under other names such as"
@@ -84,7 +91,7 @@ def _missing_key(match: re.Match[str], text: str) -> Explanation:
         fix = (
             f"Print what it holds before that line: print(list({holder}.keys())). Read the entry"
             f" it has, load '{key}' from the file it was saved to, or skip it when absent"
-            f" (if '{key}' in {holder}: ...)."
+            f" (if '{key}' in {holder}: ...).{whole_state_dict(frame.source, holder)}"
         )
     elif BATCH_NAMES.search(name):
         cause = (

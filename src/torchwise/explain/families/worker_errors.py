@@ -185,6 +185,8 @@ def _empty_dataset(match: re.Match[str], text: str) -> Explanation:
 
 
 def _collate_type(match: re.Match[str], text: str) -> Explanation:
+    if match.group(2):
+        return _collate_numpy_strings(match.group(2))
     found = match.group(1)
     name = found.rsplit(".", 1)[-1]
     if "PIL" in found or "Image" in name:
@@ -225,6 +227,28 @@ def _collate_type(match: re.Match[str], text: str) -> Explanation:
         ),
         cause=cause,
         fix=fix,
+    )
+
+
+def _collate_numpy_strings(dtype: str) -> Explanation:
+    """``found <U14``: default_collate names a NumPy array's dtype, not a class, when the array holds
+    strings (``<U``, ``|S``) or Python objects, which it cannot turn into a tensor."""
+    held = "Python objects" if dtype == "object" else "strings"
+    return answer(
+        title=f"The DataLoader cannot batch a NumPy array of {held} (dtype {dtype})",
+        meaning=(
+            "default_collate turns NumPy arrays into tensors, which hold numbers only; a sample held"
+            f" an array of dtype {dtype}, an array of {held}."
+        ),
+        cause=(
+            f"__getitem__ returns a NumPy array of {held} in each sample: names, file paths or labels"
+            " read as text (np.array of strings, a pandas column's .values)."
+        ),
+        fix=(
+            "Return them as Python values instead (str, or a list of str: default_collate keeps those as"
+            " lists), convert labels to numbers in __getitem__, drop the field, or pass a collate_fn"
+            " that leaves it as it is."
+        ),
     )
 
 
@@ -336,7 +360,8 @@ KNOWN: list[KnownError] = [
     known(
         "collate-type",
         r"batch must contain tensors, (?:numpy arrays, )?numbers, (?:strings, )?dicts or lists;"
-        r" found <class '([\w.]+)'>",
+        # a NumPy array of strings or objects is named by its dtype ("<U14", "|S5", "object")
+        r" found (?:<class '([\w.]+)'>|([<>|=]?[SUa]\d+|object)(?![\w']))",
         _collate_type,
     ),
     known(
