@@ -4,51 +4,7 @@
 log with warnings before the error) and returns an ``Explanation``, or None for a message it
 does not know. The table is ``KNOWN``: one entry per error, each a regex and a builder that
 reads the numbers out of the message. The entries live in small files by family, in
-``families/``: ``code_errors`` (model code, devices, dtypes), ``state_dict_errors`` (loading
-a state dict), ``parallel_errors`` (DataParallel, tensors on two GPUs), ``python_errors`` (torch
-objects in the user's Python: a tensor as a dict key, a loss that is a number, a missing
-forward, an attribute a tensor lacks, a missing derivative), ``device_errors``
-(GPU numbers, device names, generators), ``loss_errors`` (input vs target, losses unsafe
-under autocast), ``shape_errors`` (layer input shapes), ``broadcast_errors`` (elementwise
-sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views, index
-dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
-``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
-``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
-Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
-memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
-files), ``machine_errors`` (full disks, downloads, NVML, TorchScript files, torch's internal
-asserts), ``kernel_errors`` (no kernel for a backend), ``install_errors`` (importing torch,
-torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs);
-round 5's ``metric_errors`` (a confusion matrix counted with bincount, TensorBoard values),
-``scaler_errors`` (GradScaler calls out of order), ``rnn_state_errors``, ``loader_thread_errors``
-(the pin-memory thread), ``sparse_errors``, ``fsdp_errors``, ``torchscript_errors``,
-``gradient_dtype_errors``, ``numpy_errors``, ``hub_file_errors`` (files of a model repository),
-``process_group_errors``, ``quantization_errors``, ``logging_errors`` (a string logged to
-TensorBoard), ``tokenizer_errors`` (a tokenizer class that is None), ``import_errors`` (a name
-another release of a package has), ``loader_errors`` (DataLoader workers that cannot find a
-class), ``deepspeed_errors`` (ZeRO stage 3), ``export_errors``, ``audio_errors``
-(torchaudio backends), ``lightning_errors`` (load_from_checkpoint) and ``module_version_errors``
-(modules pickled by an older torch); after round 5's measurement ``einsum_errors``,
-``checkpointing_errors`` (torch.utils.checkpoint) and ``dynamo_errors`` (data-dependent code
-under torch.compile); last, the errors
-Python raises in the user's own code, read from the traceback's frame in their file:
-``call_errors`` (a call that does not match its definition) and ``user_code_errors`` (a
-missing key, an unpacking of the wrong count, a None), ``index_errors`` and ``assert_errors``
-(a failed assert, a NumPy array's .size called); after round 7's measurement ``launcher_errors``
-(a launcher's ``--local-rank`` that the script's argparse refuses); round 8 (explain8a, families whose
-message names its cause): distributed backends and rendezvous (``backend_build_errors``,
-``rendezvous_errors``), GPUs and platforms (``rocm_errors``, ``gpu_state_errors``,
-``mps_platform_errors``, ``precision_device_errors``, ``flash_attention_errors``), builds and
-installs (``extension_import_errors``, ``inductor_build_errors``, ``build_isolation_errors``,
-``numpy_version_errors``, ``companion_build_errors``), data (``iterator_errors``,
-``audio_open_errors``, ``image_file_errors``, ``image_size_errors``, ``collate_list_errors``,
-``tensor_data_errors``, ``conv_stack_errors``, ``host_memory_errors``, ``os_limit_errors``, ``worker_wrapper_errors``),
-training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_errors``,
-``scope_errors``, ``none_argument_errors``, ``bool_operator_errors``, ``overlap_errors``,
-``attention_mask_errors``, ``serialization_errors``,
-``quantized_kernel_errors``, ``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
-(``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
-``tokenizer_file_errors``, ``auto_class_errors``, ``eval_prediction_errors``). Where no entry matches,
+``families/`` (its docstring lists them). Where no entry matches,
 ``FALLBACK`` tries generic readings (round 6): a message that states its own remedy
 (``remedy``), a version or install mismatch read from the installed packages' files
 (``version_lookup``), and Python's type grammar at the user's line (``value_errors``,
@@ -68,8 +24,6 @@ import re
 
 from torchwise.explain import python_values, remedy, value_errors, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
-
-# round 8 (explain8a): families the held-out halves lacked
 from torchwise.explain.families import (
     anomaly_errors,
     assert_errors,
@@ -394,13 +348,12 @@ def _best(text: str, table: list[KnownError] | None = None) -> tuple[Rank, Known
         match = entry.last_match(text)
         if match is None:
             continue
-        kind = paste.kind_at(match.start())
-        if (_in_warning(text, match.start()) or kind != "error") and _stopped_later(paste, match.end()):
+        kind, warned = paste.kind_at(match.start()), _in_warning(text, match.start())
+        if (warned or kind != "error") and _stopped_later(paste, match.end()):
             continue  # round 8: a warning read where another exception stopped the run answers the wrong line
         if kind == "suggestion" and table is None and _advice_of_another(paste, match.start()):
             continue
-        told = paste.kind_at(match.start()) in ("error", "other")
-        rank = (told, not _in_warning(text, match.start()), not entry.generic, match.start())
+        rank = (kind in ("error", "other"), not warned, not entry.generic, match.start())
         if best is None or rank > best[0]:  # ties: the earlier table entry (more specific) wins
             best = (rank, entry, match)
     return best
