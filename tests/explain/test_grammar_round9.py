@@ -225,6 +225,48 @@ def test_a_module_attribute_missing_where_a_package_reads_it():
     assert found is None or found.id != "release-without-name"
 
 
+# https://github.com/neuro-galaxy/torch_brain/issues/26: models <-> utils import each other
+CYCLE = """Traceback (most recent call last):
+  File "<stdin>", line 1, in <module>
+  File "/home/va/torch_brain/torch_brain/models/__init__.py", line 1, in <module>
+    from .poyo_plus import POYOPlus, POYOPlusTokenizer
+  File "/home/va/torch_brain/torch_brain/models/poyo_plus.py", line 20, in <module>
+    from torch_brain.utils import (
+  File "/home/va/torch_brain/torch_brain/utils/__init__.py", line 6, in <module>
+    from .datamodules import DataModule
+  File "/home/va/torch_brain/torch_brain/utils/datamodules.py", line 16, in <module>
+    from torch_brain.models import POYOPlusTokenizer
+ImportError: cannot import name 'POYOPlusTokenizer' from partially initialized module 'torch_brain.models' (most \
+likely due to a circular import) (/home/va/torch_brain/torch_brain/models/__init__.py)
+"""
+# https://github.com/obss/sahi/issues/402: sahi/utils/torch.py run directly (the frame is the file the thread names)
+SHADOW = """Traceback (most recent call last):
+  File "/home/k/sahi/sahi/utils/torch.py", line 5, in <module>
+    from torch import stack
+ImportError: cannot import name 'stack' from partially initialized module 'torch' (most likely due to a circular \
+import) (/home/k/sahi/sahi/utils/torch.py)
+"""
+
+
+def test_a_circular_import_told_apart_by_its_paths():
+    text = answer_text(CYCLE, "partially-initialized-module")
+    assert text.startswith("A circular import in the project: torch_brain.models is imported again")
+    assert "models/__init__.py:1 -> models/poyo_plus.py:20 -> utils/__init__.py:6 -> utils/datamodules.py:16" in text
+    text = answer_text(SHADOW, "partially-initialized-module")
+    assert text.startswith("/home/k/sahi/sahi/utils/torch.py is named like the package torch, so it imports itself")
+    # https://github.com/marcelotduarte/cx_Freeze/issues/1380 (torch's own file in a frozen app) and
+    # https://github.com/ZhendongWang6/Uformer/issues/61 (no path, no frames): nothing tells the cause
+    frozen = (
+        "ImportError: cannot import name '_VF' from partially initialized module 'torch' (most likely due to a"
+        " circular import) (\\.freezedproject\\lib\\torch\\__init__.pyc)"
+    )
+    assert explain(frozen) is None
+    bare = "AttributeError: partially initialized module 'torch' has no attribute 'cuda' (most likely due to a circular"
+    bare += " import)"
+    found = explain(bare)
+    assert found is None or found.id != "partially-initialized-module"  # torch-attribute-missing's reading stands
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 CASES: list[tuple[str, str, list[str]]] = [
@@ -239,6 +281,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (HELDOUT7[64], "error-report-failed", ["except Exception as e: print(path, e)"]),
     (HELDOUT5[1008], "own-check-not-found", ["pass an existing path"]),
     (HELDOUT8[15], "layer-of-another-release", ["Install the library versions the project was written for"]),
+    (CYCLE, "partially-initialized-module", ["Break the cycle"]),
 ]
 
 

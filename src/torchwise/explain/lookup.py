@@ -59,6 +59,7 @@ from torchwise.explain.families import (
     gpu_state_errors,
     gradient_dtype_errors,
     grammar_call_errors,
+    grammar_import_cycle_errors,
     grammar_layer_errors,
     grammar_none_errors,
     grammar_pickle_errors,
@@ -268,6 +269,7 @@ KNOWN: list[KnownError] = [
     *grammar_pickle_errors.KNOWN,
     *grammar_report_errors.KNOWN,
     *grammar_layer_errors.KNOWN,
+    *grammar_import_cycle_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
