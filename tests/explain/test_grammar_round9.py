@@ -289,3 +289,23 @@ CASES: list[tuple[str, str, list[str]]] = [
 def test_each_reading_on_its_real_text(text, error_id, phrases):
     answer = answer_text(text, error_id)
     assert all(phrase in answer for phrase in phrases), [phrase for phrase in phrases if phrase not in answer]
+
+
+def test_a_framework_calling_an_override_through_torch_s_plumbing_is_not_two_packages():
+    # https://github.com/qubvel-org/segmentation_models.pytorch/issues/860: Lightning 2.0 calls the user's
+    # on_validation_epoch_end without outputs (the thread quotes the message; the frames are Lightning 2.0's
+    # usual ones); torch's no_grad decorator in them is no second package
+    text = """Traceback (most recent call last):
+  File "/home/u/train.py", line 80, in <module>
+    trainer.fit(model, train_dataloaders=train_loader, val_dataloaders=valid_loader)
+  File "/env/lib/python3.10/site-packages/pytorch_lightning/trainer/trainer.py", line 608, in fit
+    call._call_and_handle_interrupt(
+  File "/env/lib/python3.10/site-packages/torch/utils/_contextlib.py", line 115, in decorate_context
+    return func(*args, **kwargs)
+  File "/env/lib/python3.10/site-packages/pytorch_lightning/loops/evaluation_loop.py", line 190, in _on_epoch_end
+    call._call_lightning_module_hook(trainer, hook_name)
+  File "/env/lib/python3.10/site-packages/pytorch_lightning/trainer/call.py", line 144, in _call_lightning_module_hook
+    output = fn(*args, **kwargs)
+TypeError: PetModel.on_validation_epoch_end() missing 1 required positional argument: 'outputs'
+"""
+    assert explain(text) is None

@@ -94,14 +94,20 @@ def _starred(function: str, missing: list[str], frame: Frame) -> Explanation | N
     )
 
 
+# Frames of torch in a framework's traceback are its plumbing (no_grad decorators, a module's _call_impl),
+# not a party to the framework's hooks: a Lightning loop calling a LightningModule's hook runs through them.
+PLUMBING = {"torch"}
+
+
 def _packages_below_user(text: str, before: int) -> list[str]:
-    """The installed packages in the frames after the user's last line, in order, each once."""
+    """The installed packages in the frames after the user's last line, in order, each once (torch's
+    plumbing left out)."""
     found = frames(text[:before])
     own = [number for number, (_, frame) in enumerate(found) if not frame.in_library]
     start = own[-1] + 1 if own else 0
     packages: list[str] = []
     for _, frame in found[start:]:
-        if frame.package and frame.package not in packages:
+        if frame.package and frame.package not in packages and frame.package not in PLUMBING:
             packages.append(frame.package)
     return packages
 
@@ -117,7 +123,7 @@ def _handed_over(function: str, text: str, before: int) -> bool:
 
 def _between_packages(function: str, missing: list[str], frame: Frame, text: str, before: int) -> Explanation | None:
     packages = _packages_below_user(text, before)
-    if not frame.in_library or frame.package is None or len(packages) < 2 or "self" in missing:
+    if not frame.in_library or frame.package in (None, *PLUMBING) or len(packages) < 2 or "self" in missing:
         return None
     if _handed_over(function, text, before):
         return None  # the user's own function, passed in: the message does not say which side is wrong
