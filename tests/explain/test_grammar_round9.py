@@ -193,6 +193,8 @@ def test_the_project_s_own_check_of_a_path():
         "/content/diffusers/examples/dreambooth/train_dreambooth.py", "/usr/lib/python3/site-packages/diffusers/x.py"
     )
     assert explain(library) is None
+    device = HELDOUT5[1008].replace("Instance images root doesn't exists.", "CUDA device not found.")
+    assert explain(device) is None
 
 
 def test_a_torch_layer_asked_for_another_release_s_method():

@@ -32,6 +32,13 @@ CHECK = (
 )
 
 
+# What a checked path is called, or a path itself: a check of something else (a device, a key) is not read.
+PATH_WORDS = re.compile(
+    r"\b(?:path|dir|directory|folder|file|root|checkpoint|ckpt|dataset|data|images?|weights)s?\b|[\\/]|\.\w{2,4}\b",
+    re.IGNORECASE,
+)
+
+
 def _report_line(match: re.Match[str], text: str) -> Frame | None:
     frame = last_frame(text, match.start())
     if frame is None or frame.in_library:
@@ -67,6 +74,8 @@ def _own_check(match: re.Match[str], text: str) -> Explanation | None:
     if frame is None or frame.in_library or not re.match(r"\s*raise\s+\w+\s*\(", frame.source):
         return None
     message = match.group(2).strip()
+    if not PATH_WORDS.search(message):
+        return None  # "CUDA device not found" is no path the project was given
     return answer(
         title=f"The project's own check stopped the run: {message} ({frame.place})",
         meaning=f"{frame.place} ({frame.source}) is the project's check of something it was given; it found nothing.",
