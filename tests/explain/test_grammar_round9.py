@@ -311,3 +311,23 @@ def test_a_framework_calling_an_override_through_torch_s_plumbing_is_not_two_pac
 TypeError: PetModel.on_validation_epoch_end() missing 1 required positional argument: 'outputs'
 """
     assert explain(text) is None
+
+
+def test_an_image_loader_s_none_followed_to_the_call_that_passed_it():
+    # https://github.com/yuxng/PoseCNN/issues/59: cv2.imread returned None for a missing file, pad_im read .shape
+    text = """Traceback (most recent call last):
+  File "/home/ubuntu/PoseCNN/tools/demo.py", line 129, in <module>
+    test_net_images(sess, network, imdb, weights_filename, rgb_filenames, depth_filenames, meta_data)
+  File "/home/ubuntu/PoseCNN/tools/../lib/fcn/test.py", line 1870, in test_net_images
+    rgba = pad_im(cv2.imread(rgb_filenames[i], cv2.IMREAD_UNCHANGED), 16)
+  File "/home/ubuntu/PoseCNN/tools/../lib/utils/blob.py", line 49, in pad_im
+    height = im.shape[0]
+AttributeError: 'NoneType' object has no attribute 'shape'
+"""
+    answer = answer_text(text, "none-passed-in")
+    assert answer.startswith("im is None where blob.py:49 in pad_im reads .shape of it: test.py:1870")
+    assert "cv2.imread does not raise when it cannot read a file, it returns None" in answer
+    # the caller passes two variables: which one was None is not readable, python_values' reading stands
+    two = text.replace("pad_im(cv2.imread(rgb_filenames[i], cv2.IMREAD_UNCHANGED), 16)", "pad_im(rgba, size)")
+    found = explain(two)
+    assert found is None or found.id != "none-passed-in"
