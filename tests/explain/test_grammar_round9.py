@@ -269,28 +269,7 @@ def test_a_circular_import_told_apart_by_its_paths():
     assert found is None or found.id != "partially-initialized-module"  # torch-attribute-missing's reading stands
 
 
-# One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
-# of the table has such a case.
-CASES: list[tuple[str, str, list[str]]] = [
-    (HELDOUT8[31], "registry-name-missing", ["pip install -v -e ."]),
-    (HELDOUT8[32], "registry-name-twice", ["install the versions of mmcv and the package that uses it"]),
-    (FASTAI, "called-on-class", ["callbacks=[MyCallback()]"]),
-    (HELDOUT8[39], "starred-too-few", ["list(zip(...))"]),
-    (HELDOUT8[70], "hook-between-packages", ["released to work together"]),
-    (HELDOUT8[37], "none-passed-in", ["Follow sample back from trainer.py:116 in train_epoch"]),
-    (ZIP_QUOTED, "zip-argument-not-iterable", ["Make gener_ziti return (or yield) the items"]),
-    (SETSTATE, "pickled-state-layout", ["Install the torch release that matches the file"]),
-    (HELDOUT7[64], "error-report-failed", ["except Exception as e: print(path, e)"]),
-    (HELDOUT5[1008], "own-check-not-found", ["pass an existing path"]),
-    (HELDOUT8[15], "layer-of-another-release", ["Install the library versions the project was written for"]),
-    (CYCLE, "partially-initialized-module", ["Break the cycle"]),
-]
 
-
-@pytest.mark.parametrize(("text", "error_id", "phrases"), CASES, ids=[case[1] for case in CASES])
-def test_each_reading_on_its_real_text(text, error_id, phrases):
-    answer = answer_text(text, error_id)
-    assert all(phrase in answer for phrase in phrases), [phrase for phrase in phrases if phrase not in answer]
 
 
 def test_a_framework_calling_an_override_through_torch_s_plumbing_is_not_two_packages():
@@ -331,3 +310,58 @@ AttributeError: 'NoneType' object has no attribute 'shape'
     two = text.replace("pad_im(cv2.imread(rgb_filenames[i], cv2.IMREAD_UNCHANGED), 16)", "pad_im(rgba, size)")
     found = explain(two)
     assert found is None or found.id != "none-passed-in"
+
+
+# https://github.com/tianweiy/CenterPoint-KITTI/issues/13 (the maintainer: specify the config with --cfg_file)
+CFG_FILE = """Traceback (most recent call last):
+  File "/content/CenterPoint-KITTI-main/OpenPCDet/tools/train.py", line 59, in main
+    args, cfg = parse_config()
+  File "/content/CenterPoint-KITTI-main/OpenPCDet/tools/train.py", line 48, in parse_config
+    cfg_from_yaml_file(args.cfg_file, cfg)
+  File "/content/CenterPoint-KITTI-main/OpenPCDet/pcdet/config.py", line 72, in cfg_from_yaml_file
+    with open(cfg_file, 'r') as f:
+TypeError: expected str, bytes or os.PathLike object, not NoneType
+"""
+
+
+def test_a_path_that_is_an_option_never_given():
+    text = answer_text(CFG_FILE, "path-is-none")
+    assert text.startswith("args.cfg_file is None where a path is expected (train.py:48 in parse_config)")
+    assert "pass --cfg_file <path> on the command line" in text
+    # https://github.com/sergeyprokudin/smplpix/issues/17: the setting is on the line that calls os.path.join
+    smplpix = """  File "D:\\\\smplpix-main\\\\build\\\\lib\\\\smplpix\\\\train.py", line 64, in main
+    train_dir = os.path.join(args.data_dir, 'train')
+  File "C:\\\\Users\\\\u\\\\.conda\\\\envs\\\\py\\\\lib\\\\ntpath.py", line 78, in join
+    path = os.fspath(path)
+TypeError: expected str, bytes or os.PathLike object, not NoneType
+"""
+    assert answer_text(smplpix, "path-is-none").startswith("args.data_dir is None where a path is expected")
+    # https://github.com/xavysp/DexiNed/issues/44: two settings on the line, which one was None is not read
+    two = "os.path.join(args.dataset_dir, args.train_dataset)"
+    dexined = smplpix.replace("os.path.join(args.data_dir, 'train')", two)
+    assert explain(dexined) is None
+
+
+# One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
+# of the table has such a case.
+CASES: list[tuple[str, str, list[str]]] = [
+    (HELDOUT8[31], "registry-name-missing", ["pip install -v -e ."]),
+    (HELDOUT8[32], "registry-name-twice", ["install the versions of mmcv and the package that uses it"]),
+    (FASTAI, "called-on-class", ["callbacks=[MyCallback()]"]),
+    (HELDOUT8[39], "starred-too-few", ["list(zip(...))"]),
+    (HELDOUT8[70], "hook-between-packages", ["released to work together"]),
+    (HELDOUT8[37], "none-passed-in", ["Follow sample back from trainer.py:116 in train_epoch"]),
+    (ZIP_QUOTED, "zip-argument-not-iterable", ["Make gener_ziti return (or yield) the items"]),
+    (SETSTATE, "pickled-state-layout", ["Install the torch release that matches the file"]),
+    (HELDOUT7[64], "error-report-failed", ["except Exception as e: print(path, e)"]),
+    (HELDOUT5[1008], "own-check-not-found", ["pass an existing path"]),
+    (HELDOUT8[15], "layer-of-another-release", ["Install the library versions the project was written for"]),
+    (CYCLE, "partially-initialized-module", ["Break the cycle"]),
+    (CFG_FILE, "path-is-none", ["pass --cfg_file <path>"]),
+]
+
+
+@pytest.mark.parametrize(("text", "error_id", "phrases"), CASES, ids=[case[1] for case in CASES])
+def test_each_reading_on_its_real_text(text, error_id, phrases):
+    answer = answer_text(text, error_id)
+    assert all(phrase in answer for phrase in phrases), [phrase for phrase in phrases if phrase not in answer]

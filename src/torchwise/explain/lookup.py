@@ -62,6 +62,7 @@ from torchwise.explain.families import (
     grammar_import_cycle_errors,
     grammar_layer_errors,
     grammar_none_errors,
+    grammar_path_errors,
     grammar_pickle_errors,
     grammar_registry_errors,
     grammar_report_errors,
@@ -270,6 +271,7 @@ KNOWN: list[KnownError] = [
     *grammar_report_errors.KNOWN,
     *grammar_layer_errors.KNOWN,
     *grammar_import_cycle_errors.KNOWN,
+    *grammar_path_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

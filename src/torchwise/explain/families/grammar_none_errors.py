@@ -42,7 +42,7 @@ class PassedIn:
     value: str  # what the caller's line passed for it
 
 
-def _call_of(source: str, function: str) -> ast.Call | None:
+def call_of(source: str, function: str) -> ast.Call | None:
     """The line's call to ``function``, parsed: the shortest text from its name to a ``)`` that is a call."""
     found = re.search(rf"(?<![\w])((?:[A-Za-z_]\w*\.)*{re.escape(function)})\s*\(", source)
     if found is None:
@@ -58,7 +58,7 @@ def _call_of(source: str, function: str) -> ast.Call | None:
     return None
 
 
-def _value_passed(call: ast.Call, name: str) -> str | None:
+def value_passed(call: ast.Call, name: str) -> str | None:
     """What the call passes for ``name``: the argument of that name, or its one argument that is not a constant."""
     for keyword in call.keywords:
         if keyword.arg == name:
@@ -67,6 +67,10 @@ def _value_passed(call: ast.Call, name: str) -> str | None:
     named = [value for value in values if isinstance(value, ast.Name) and value.id == name]
     if named:
         return name
+    # a setting of the same name passed on: cfg_from_yaml_file(args.cfg_file, cfg) fills cfg_file
+    same = [value for value in values if isinstance(value, ast.Attribute) and value.attr == name]
+    if len(same) == 1:
+        return ast.unparse(same[0])
     variables = [value for value in values if not isinstance(value, (ast.Constant, ast.Starred))]
     return ast.unparse(variables[0]) if len(variables) == 1 and not call.keywords else None
 
@@ -91,8 +95,8 @@ def _passed_in(match: re.Match[str], text: str) -> PassedIn | None:
     name = _used_name(match, frame.source)
     if name is None or name == "self":
         return None
-    call = _call_of(caller.source, frame.function)
-    value = _value_passed(call, name) if call else None
+    call = call_of(caller.source, frame.function)
+    value = value_passed(call, name) if call else None
     if value is None or (not frame.in_library and value == name):
         return None  # the user's own line with the name passed as is: python_values' reading says as much
     return PassedIn(name, frame, caller, value)
@@ -153,7 +157,7 @@ def _quoted_line(text: str, before: int) -> Frame | None:
 
 def _zip_argument(match: re.Match[str], text: str) -> tuple[Frame, str] | None:
     frame = raised_at_user_line(match, text) or _quoted_line(text, match.start())
-    call = _call_of(frame.source, "zip") if frame and frame.source.count("zip(") == 1 else None
+    call = call_of(frame.source, "zip") if frame and frame.source.count("zip(") == 1 else None
     number = int(match.group(1))
     if frame is None or call is None or number > len(call.args) or any(isinstance(a, ast.Starred) for a in call.args):
         return None
