@@ -342,6 +342,31 @@ TypeError: expected str, bytes or os.PathLike object, not NoneType
     assert explain(dexined) is None
 
 
+
+
+
+# https://github.com/tanshuai0219/EDTalk/issues/45 (the maintainer: semantic_radius is unused, delete the line)
+NO_OPTION = """Traceback (most recent call last):
+  File "/root/avatar_project/EDTalk/train/train_E_G.py", line 92, in main
+    dataset = VoxDataset(args, is_inference= False, transform = transform)
+  File "/root/avatar_project/EDTalk/train/datasets/dataset_MEAD_HDTF.py", line 47, in __init__
+    self.semantic_radius = opt.semantic_radius
+AttributeError: 'Namespace' object has no attribute 'semantic_radius'
+"""
+
+
+def test_a_setting_the_options_never_defined():
+    text = answer_text(NO_OPTION, "setting-not-defined")
+    assert text.startswith("opt.semantic_radius is read, but the options define no --semantic_radius")
+    assert "parser.add_argument('--semantic_radius'" in text and "remove the read" in text
+    # https://github.com/kaanakan/slamp/pull/6: .train() called on a Namespace is an object that is not the
+    # model, not a missing option
+    called = NO_OPTION.replace("self.semantic_radius = opt.semantic_radius", "v.train()").replace(
+        "'semantic_radius'", "'train'"
+    )
+    assert explain(called) is None
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 CASES: list[tuple[str, str, list[str]]] = [
@@ -358,6 +383,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (HELDOUT8[15], "layer-of-another-release", ["Install the library versions the project was written for"]),
     (CYCLE, "partially-initialized-module", ["Break the cycle"]),
     (CFG_FILE, "path-is-none", ["pass --cfg_file <path>"]),
+    (NO_OPTION, "setting-not-defined", ["getattr(opt, 'semantic_radius', default)"]),
 ]
 
 

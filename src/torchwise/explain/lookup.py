@@ -66,6 +66,7 @@ from torchwise.explain.families import (
     grammar_pickle_errors,
     grammar_registry_errors,
     grammar_report_errors,
+    grammar_settings_errors,
     graph_loader_errors,
     host_memory_errors,
     hub_access_errors,
@@ -272,6 +273,7 @@ KNOWN: list[KnownError] = [
     *grammar_layer_errors.KNOWN,
     *grammar_import_cycle_errors.KNOWN,
     *grammar_path_errors.KNOWN,
+    *grammar_settings_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
