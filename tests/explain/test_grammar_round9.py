@@ -367,6 +367,52 @@ def test_a_setting_the_options_never_defined():
     assert explain(called) is None
 
 
+
+
+
+# https://github.com/layumi/Person_reID_baseline_pytorch/issues/214: the README's your_data_path passed as is
+PLACEHOLDER_PATH = """Traceback (most recent call last):
+  File "train.py", line 120, in <module>
+    data_transforms['train'])
+  File "/home/zhuda/anaconda3/lib/python3.7/site-packages/torchvision/datasets/folder.py", line 121, in _find_classes
+    classes = [d.name for d in os.scandir(dir) if d.is_dir()]
+FileNotFoundError: [Errno 2] No such file or directory: 'your_data_path/train_all'
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        (PLACEHOLDER_PATH, "The path still holds a placeholder (your_data_path/train_all)"),
+        # https://github.com/johri-lab/Automatic-leaf-infection-identifier/issues/56: a relative path
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: 'datasetlog/Datasetunlabelledlog.csv'",
+            "datasetlog/Datasetunlabelledlog.csv is a relative path",
+        ),
+        # https://github.com/Linfeng-Tang/SuperFusion/issues/1: another machine's absolute path in the code
+        (
+            '  File "G:\\\\SuperFusion\\\\utils\\\\utils.py", line 55, in <module>\n'
+            '    img = Image.open("/data1/timer/JAS/datasets/VIS_IR/ir/0.png")\n'
+            "FileNotFoundError: [Errno 2] No such file or directory: '/data1/timer/JAS/datasets/VIS_IR/ir/0.png'",
+            "points to another machine's folder",
+        ),
+    ],
+)
+def test_a_file_not_found_read_from_the_path_s_shape(text, phrase):
+    assert phrase in answer_text(text, "file-not-found")
+
+
+def test_a_name_without_a_path_or_a_program_is_not_a_data_file():
+    # https://github.com/bubbliiiing/retinanet-pytorch/issues/3: '288', an annotation line split at a space
+    assert explain("FileNotFoundError: [Errno 2] No such file or directory: '288'") is None
+    program = (
+        '  File "/usr/lib/python3.10/subprocess.py", line 1847, in _execute_child\n'
+        "    raise child_exception_type(errno_num, err_msg, err_filename)\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: 'ffmpeg'"
+    )
+    assert explain(program) is None
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 CASES: list[tuple[str, str, list[str]]] = [
@@ -384,6 +430,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (CYCLE, "partially-initialized-module", ["Break the cycle"]),
     (CFG_FILE, "path-is-none", ["pass --cfg_file <path>"]),
     (NO_OPTION, "setting-not-defined", ["getattr(opt, 'semantic_radius', default)"]),
+    (PLACEHOLDER_PATH, "file-not-found", ["Replace the placeholder with the real path"]),
 ]
 
 

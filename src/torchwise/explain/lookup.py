@@ -59,6 +59,7 @@ from torchwise.explain.families import (
     gpu_state_errors,
     gradient_dtype_errors,
     grammar_call_errors,
+    grammar_file_errors,
     grammar_import_cycle_errors,
     grammar_layer_errors,
     grammar_none_errors,
@@ -274,6 +275,7 @@ KNOWN: list[KnownError] = [
     *grammar_import_cycle_errors.KNOWN,
     *grammar_path_errors.KNOWN,
     *grammar_settings_errors.KNOWN,
+    *grammar_file_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

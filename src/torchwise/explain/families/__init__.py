@@ -51,5 +51,5 @@ starred value too short, a hook of another release), ``grammar_none_errors`` (a 
 caller, zip given no iterable), ``grammar_pickle_errors`` (``__setstate__``), ``grammar_report_errors``
 (an error report that fails, the project's own check), ``grammar_layer_errors`` and
 ``grammar_import_cycle_errors`` (a partially initialized module), ``grammar_path_errors`` (a path that
-is None: an option never given) and ``grammar_settings_errors`` (an option never defined).
+is None: an option never given) ``grammar_settings_errors`` (an option never defined) and ``grammar_file_errors`` (a data file not found).
 """
