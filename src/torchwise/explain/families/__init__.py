@@ -49,7 +49,8 @@ Python's own grammar and the traceback's frames, whichever library raised): ``gr
 (class registries), ``grammar_call_errors`` (missing positional arguments: a class for an object, a
 starred value too short, a hook of another release), ``grammar_none_errors`` (a None handed in by the
 caller, zip given no iterable), ``grammar_pickle_errors`` (``__setstate__``), ``grammar_report_errors``
-(an error report that fails, the project's own check), ``grammar_layer_errors`` and
+(an error report that fails, the project's own check), ``grammar_layer_errors``,
 ``grammar_import_cycle_errors`` (a partially initialized module), ``grammar_path_errors`` (a path that
-is None: an option never given) ``grammar_settings_errors`` (an option never defined) and ``grammar_file_errors`` (a data file not found).
+is None: an option never given), ``grammar_settings_errors`` (an option never defined) and
+``grammar_file_errors`` (a data file not found).
 """
