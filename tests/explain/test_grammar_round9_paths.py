@@ -152,6 +152,20 @@ def test_a_name_without_a_path_or_a_program_is_not_a_data_file():
     assert explain(program) is None
 
 
+
+
+
+def test_a_file_written_into_a_folder_that_does_not_exist():
+    # the same message from a write: the folder was never created (not data never downloaded)
+    text = (
+        '  File "/home/u/proj/train.py", line 210, in main\n'
+        "    with open(os.path.join(args.out_dir, 'log.txt'), 'w') as f:\n"
+        "FileNotFoundError: [Errno 2] No such file or directory: '/home/u/proj/outputs/run1/log.txt'"
+    )
+    answer = answer_text(text, "file-not-found")
+    assert "its folder /home/u/proj/outputs/run1 does not exist" in answer and "os.makedirs" in answer
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 

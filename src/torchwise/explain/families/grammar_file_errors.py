@@ -4,7 +4,8 @@ The operating system's message quotes the path as the program built it, and the 
 says where to look: a relative path (``data/train.txt``) is resolved against the directory the
 script was started from, not the script's folder; a path that still holds a placeholder
 (``/path/to/dataset``, ``<your_dir>``) is a README's example never filled in; an absolute path is
-data never downloaded or prepared there, or a setting that points elsewhere. The frames say who
+data never downloaded or prepared there, or a setting that points elsewhere; and a line that writes
+(``open(p, 'w')``, a save) names a folder that was never created. The frames say who
 opened it (the user's line that built the path is quoted). A bare program name (``'ffmpeg'``, run
 through subprocess) is a program that is not installed, not a file, and is left alone; checkpoint
 files are ``checkpoint-path``'s.
@@ -19,6 +20,10 @@ from torchwise.explain.paste import frames, user_frame
 
 NOT_FOUND = r"(?:FileNotFoundError|OSError|IOError): \[Errno 2\] No such file or directory: u?'([^'\n]+)'"
 PLACEHOLDER = re.compile(r"path/to|/your[_ /-]|<[^>]+>|\byour_\w+|xxx|\{[a-z_]*\}", re.IGNORECASE)
+# A line that writes: open(..., 'w'), a save or dump call.
+WRITES = re.compile(
+    r"""\bopen\(.*,\s*(?:mode\s*=\s*)?['"][wax]b?\+?['"]|\.save\(|savefig\(|imwrite\(|\.to_csv\(|\.dump\(|np\.save"""
+)
 ABSOLUTE = re.compile(r"^(?:/|~|[A-Za-z]:[\\/]|\\\\)")
 
 
@@ -30,7 +35,14 @@ def _file_missing(match: re.Match[str], text: str) -> Explanation | None:
     frame = user_frame(text, match.start())
     where = f" ({frame.place}: {frame.source})" if frame else ""
     folder = re.split(r"[\\/](?=[^\\/]*$)", path)[0] if re.search(r"[\\/]", path) else "."
-    if PLACEHOLDER.search(path):
+    writing = any(WRITES.search(f.source) for _, f in frames(text[: match.start()])[-2:])
+    if writing:
+        cause = (
+            f"The program writes {path}, and its folder {folder} does not exist: writing a file creates no"
+            " folders (an output or log directory the script expects to exist, or a setting naming another one)."
+        )
+        fix = f"Create the folder first: os.makedirs({folder!r}, exist_ok=True) before the write (mkdir -p {folder})."
+    elif PLACEHOLDER.search(path):
         cause = (
             f"The path still holds a placeholder ({path}): an example path from the README or a config file"
             " that was copied without putting the real location in."
