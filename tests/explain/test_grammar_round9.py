@@ -267,6 +267,23 @@ AttributeError: 'NoneType' object has no attribute 'shape'
     assert found is None or found.id != "none-passed-in"
 
 
+def test_len_of_a_local_none_is_not_followed():
+    # https://github.com/RUCAIBox/UniSRec/issues/27: recbole's len(temp) of a local its own line made, not a
+    # value the caller passed in, so nothing says where the None came from
+    text = """  File "/env/lib/python3.9/site-packages/recbole/data/dataset/dataset.py", line 268, in _load_data
+    self._load_inter_feat(token, dataset_path)
+  File "/env/lib/python3.9/site-packages/recbole/data/dataset/dataset.py", line 309, in _load_inter_feat
+    sub_inter_lens.append(len(temp))
+TypeError: object of type 'NoneType' has no len()
+"""
+    assert explain(text) is None
+    # the same len() of a name the caller handed in names that caller
+    handed = text.replace("self._load_inter_feat(token, dataset_path)", "self._load_inter_feat(temp)")
+    title = "temp is None where dataset.py:309 in _load_inter_feat takes len() of it"
+    assert answer_text(handed, "none-passed-in").startswith(title)
+
+
+# One reduced real text per reading (test_errors checks every table entry has a case).
 CASES: list[tuple[str, str, list[str]]] = [
     (HELDOUT8[31], "registry-name-missing", ["pip install -v -e ."]),
     (HELDOUT8[32], "registry-name-twice", ["install the versions of mmcv and the package that uses it"]),

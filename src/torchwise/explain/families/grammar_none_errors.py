@@ -24,8 +24,8 @@ from torchwise.explain.paste import Frame, frames
 from torchwise.explain.value_errors import callee, raised_at_user_line
 
 NONE_USED = (
-    r"TypeError: (cannot unpack non-iterable NoneType object|'NoneType' object is not subscriptable)"
-    r"|AttributeError: 'NoneType' object has no attribute '(\w+)'"
+    r"TypeError: (cannot unpack non-iterable NoneType object|'NoneType' object is not subscriptable"
+    r"|object of type 'NoneType' has no len\(\))|AttributeError: 'NoneType' object has no attribute '(\w+)'"
 )
 ZIP = r"TypeError: zip argument #(\d+) must support iteration"
 
@@ -81,6 +81,9 @@ def _used_name(match: re.Match[str], source: str) -> str | None:
         return uses[0] if len(uses) == 1 else None
     if match.group(1).startswith("cannot unpack"):
         used = re.match(r"\s*[\w\s,()\[\].*]+?=\s*([A-Za-z_]\w*)\s*$", source)
+    elif match.group(1).startswith("object of type"):
+        lengths = re.findall(r"\blen\(\s*([A-Za-z_]\w*)\s*\)", source)
+        return lengths[0] if len(lengths) == 1 else None
     else:
         used = re.search(r"(?<![\w.])([A-Za-z_]\w*)\s*\[", source)
     return used.group(1) if used else None
@@ -109,6 +112,8 @@ def _none_passed(match: re.Match[str], text: str) -> Explanation | None:
     name, frame, caller, value = found.name, found.frame, found.caller, found.value
     if match.group(2):
         used = f"reads .{match.group(2)} of"
+    elif match.group(1).startswith("object of type"):
+        used = "takes len() of"
     else:
         used = "unpacks" if match.group(1).startswith("cannot unpack") else "indexes"
     loader = callee(value) if value.endswith(")") else None
