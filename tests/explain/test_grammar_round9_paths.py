@@ -166,6 +166,26 @@ def test_a_file_written_into_a_folder_that_does_not_exist():
     assert "its folder /home/u/proj/outputs/run1 does not exist" in answer and "os.makedirs" in answer
 
 
+
+
+
+# https://github.com/allanj/pytorch_neural_crf/issues/22 (transformers 4.0.0; fixed with return_dict=False)
+STR_SIZE = """is it the version of transformers? The version of transformers I used is  4.0.0
+Error output is : AttributeError: 'str' object has no attribute 'size'
+"""
+
+
+def test_a_string_where_a_tensor_was_expected():
+    text = answer_text(STR_SIZE, "string-for-tensor")
+    assert text.startswith("A model's output dict was unpacked as a tuple: .size on a key's name")
+    assert "return_dict=False" in text
+    # without the library named, the dict reading in general terms
+    bare = answer_text("AttributeError: 'str' object has no attribute 'backward'", "string-for-tensor")
+    assert bare.startswith("A string where a tensor was expected") and "gives its keys" in bare
+    # not a tensor method: Python 3's str against bytes, left alone
+    assert explain("AttributeError: 'str' object has no attribute 'decode'") is None
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 
@@ -176,6 +196,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (CFG_FILE, "path-is-none", ["pass --cfg_file <path>"]),
     (NO_OPTION, "setting-not-defined", ["getattr(opt, 'semantic_radius', default)"]),
     (PLACEHOLDER_PATH, "file-not-found", ["Replace the placeholder with the real path"]),
+    (STR_SIZE, "string-for-tensor", ["from_pretrained(..., return_dict=False)"]),
 ]
 
 

@@ -68,6 +68,7 @@ from torchwise.explain.families import (
     grammar_registry_errors,
     grammar_report_errors,
     grammar_settings_errors,
+    grammar_str_errors,
     graph_loader_errors,
     host_memory_errors,
     hub_access_errors,
@@ -276,6 +277,7 @@ KNOWN: list[KnownError] = [
     *grammar_path_errors.KNOWN,
     *grammar_settings_errors.KNOWN,
     *grammar_file_errors.KNOWN,
+    *grammar_str_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
