@@ -97,6 +97,8 @@ def _starred(function: str, missing: list[str], frame: Frame) -> Explanation | N
 # Frames of torch in a framework's traceback are its plumbing (no_grad decorators, a module's _call_impl),
 # not a party to the framework's hooks: a Lightning loop calling a LightningModule's hook runs through them.
 PLUMBING = {"torch"}
+# A package named with a version in the paste's prose: "sentence_transformers>=4.0", "transformers==4.46".
+VERSIONED = re.compile(r"\b([A-Za-z][\w-]*[A-Za-z])\s*(?:>=|==|<=|~=|<|>)\s*\d")
 
 
 def _packages_below_user(text: str, before: int) -> list[str]:
@@ -128,6 +130,9 @@ def _between_packages(function: str, missing: list[str], frame: Frame, text: str
     if _handed_over(function, text, before):
         return None  # the user's own function, passed in: the message does not say which side is wrong
     names = " and ".join(f"'{name}'" for name in missing)
+    # a package the user's own words pin with a version (sentence_transformers>=4.0) is a party too
+    pinned = [name for name in dict.fromkeys(VERSIONED.findall(text)) if name.replace("-", "_") not in packages]
+    packages = packages + pinned
     listed = ", ".join(packages[:-1]) + f" and {packages[-1]}"
     return answer(
         title=f"{frame.package} calls {function}() without {names}: packages of releases not made together",
@@ -136,9 +141,10 @@ def _between_packages(function: str, missing: list[str], frame: Frame, text: str
             f" installed definition of {function} also requires {names}, which the call does not pass."
         ),
         cause=(
-            f"The call and the definition come from releases with different signatures: the traceback runs"
-            f" through {listed}, and one of them was upgraded (or pinned) without the others, so a hook or"
-            f" method that one package calls was given new parameters by another package's release."
+            f"The call and the definition come from releases with different signatures: of {listed} (the"
+            f" traceback's packages{', and what the paste pins with a version' if pinned else ''}), one was"
+            " upgraded (or pinned) without the others, so a hook or method that one package calls was given"
+            " new parameters by another package's release."
         ),
         fix=(
             f"Install versions of {listed} that were released to work together: the ones the project pins, or"
