@@ -186,6 +186,32 @@ def test_a_string_where_a_tensor_was_expected():
     assert explain("AttributeError: 'str' object has no attribute 'decode'") is None
 
 
+
+
+
+# https://github.com/sksq96/pytorch-summary/issues/56: torchsummary's hook reads .size() of an LSTM's tuple
+SUMMARY_LSTM = """  File "C:\\\\Users\\\\simon\\\\deep_rl\\\\network\\\\network_bodies.py", line 149, in forward
+    y, (h_n,c_n) = self.lstm1(x)
+  File "C:\\\\Anaconda\\\\lib\\\\site-packages\\\\torch\\\\nn\\\\modules\\\\module.py", line 491, in __call__
+    hook_result = hook(self, input, result)
+  File "C:\\\\Anaconda\\\\lib\\\\site-packages\\\\torchsummary\\\\torchsummary.py", line 23, in hook
+    [-1] + list(o.size())[1:] for o in output
+AttributeError: 'tuple' object has no attribute 'size'
+"""
+
+
+def test_a_layer_s_tuple_where_a_tool_expects_a_tensor():
+    text = answer_text(SUMMARY_LSTM, "tuple-for-tensor")
+    assert text.startswith("torchsummary expects one tensor per layer, and an LSTM layer returns a tuple")
+    assert "torchinfo" in text
+    # https://github.com/hyseob/PyMDNet/issues/25: a tuple with no layer that returns one in the paste
+    mdnet = (
+        '  File "run_tracker.py", line 164, in run_mdnet\n    feat_dim = pos_feats.size(-1)\n'
+        "AttributeError: 'tuple' object has no attribute 'size'"
+    )
+    assert explain(mdnet) is None
+
+
 # One reduced real text per reading, with a phrase of its answer: test_errors checks that every entry
 # of the table has such a case.
 
@@ -197,6 +223,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     (NO_OPTION, "setting-not-defined", ["getattr(opt, 'semantic_radius', default)"]),
     (PLACEHOLDER_PATH, "file-not-found", ["Replace the placeholder with the real path"]),
     (STR_SIZE, "string-for-tensor", ["from_pretrained(..., return_dict=False)"]),
+    (SUMMARY_LSTM, "tuple-for-tensor", ["wrap the layer in a small module"]),
 ]
 
 

@@ -69,6 +69,7 @@ from torchwise.explain.families import (
     grammar_report_errors,
     grammar_settings_errors,
     grammar_str_errors,
+    grammar_tuple_errors,
     graph_loader_errors,
     host_memory_errors,
     hub_access_errors,
@@ -278,6 +279,7 @@ KNOWN: list[KnownError] = [
     *grammar_settings_errors.KNOWN,
     *grammar_file_errors.KNOWN,
     *grammar_str_errors.KNOWN,
+    *grammar_tuple_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's

@@ -52,5 +52,6 @@ caller, zip given no iterable), ``grammar_pickle_errors`` (``__setstate__``), ``
 (an error report that fails, the project's own check), ``grammar_layer_errors``,
 ``grammar_import_cycle_errors`` (a partially initialized module), ``grammar_path_errors`` (a path that
 is None: an option never given), ``grammar_settings_errors`` (an option never defined) and
-``grammar_file_errors`` (a data file not found), ``grammar_str_errors`` (a str where a tensor was expected).
+``grammar_file_errors`` (a data file not found), ``grammar_str_errors`` (a str where a tensor was expected),
+``grammar_tuple_errors`` (a layer's tuple where a tensor was expected).
 """
