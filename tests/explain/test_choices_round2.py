@@ -157,8 +157,9 @@ def test_a_checkpoint_path_tells_loading_saving_and_a_folder_apart():
     message = "IsADirectoryError: [Errno 21] Is a directory: 'runs/version_12/checkpoints/'"
     folder = answer_text(message, "checkpoint-path")
     assert "A folder was given" in folder
-    # a missing data file is not a checkpoint: not claimed
-    assert explain("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'") is None
+    # a missing data file is not a checkpoint: not claimed (round 9 reads it as a data file, by its path)
+    data = explain("FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'")
+    assert data is not None and data.id == "file-not-found"
 
 
 def test_a_framework_hook_called_with_more_arguments_is_a_version_change():

@@ -12,6 +12,8 @@ from tests.explain.test_families_round7 import CASES as ROUND7_CASES
 from tests.explain.test_families_round8a import CASES as ROUND8A_CASES
 from tests.explain.test_families_round8a_libraries import CASES as ROUND8A_LIBRARY_CASES
 from tests.explain.test_families_round8a_working8 import CASES as ROUND8A_WORKING8_CASES
+from tests.explain.test_grammar_round9 import CASES as ROUND9B_CASES
+from tests.explain.test_grammar_round9_paths import CASES as ROUND9B_PATH_CASES
 
 from torchwise.explain.families import setup_errors
 from torchwise.explain.lookup import KNOWN, explain
@@ -273,7 +275,7 @@ def test_known_error_is_explained_with_its_numbers(message, error_id, expected):
 def test_every_table_entry_has_a_case():
     corpus = {case.id for case in load_corpus()}
     cases = {error_id for _, error_id, _ in [*CASES, *ROUND7_CASES, *ROUND8A_CASES, *ROUND8A_LIBRARY_CASES]}
-    cases |= {error_id for _, error_id, _ in ROUND8A_WORKING8_CASES}
+    cases |= {error_id for _, error_id, _ in [*ROUND8A_WORKING8_CASES, *ROUND9B_CASES, *ROUND9B_PATH_CASES]}
     cases |= {error_id for error_id, _ in WORKING7.values()}
     assert {entry.id for entry in KNOWN} <= cases | corpus | {
         "driver-too-old",

@@ -59,6 +59,7 @@ WELL_KNOWN = {
     "tensorboard": "tensorboard",
     "matplotlib": "matplotlib",
     "pandas": "pandas",
+    "pyarrow": "pyarrow",
     "scipy": "scipy",
     "tqdm": "tqdm",
     "torchvision": "torchvision",

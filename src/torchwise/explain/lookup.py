@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain import python_values, remedy, value_errors, version_lookup
+from torchwise.explain import python_values, release_readings, remedy, value_errors, version_lookup
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     anomaly_errors,
@@ -58,6 +58,18 @@ from torchwise.explain.families import (
     gpu_arch_errors,
     gpu_state_errors,
     gradient_dtype_errors,
+    grammar_call_errors,
+    grammar_file_errors,
+    grammar_import_cycle_errors,
+    grammar_layer_errors,
+    grammar_none_errors,
+    grammar_path_errors,
+    grammar_pickle_errors,
+    grammar_registry_errors,
+    grammar_report_errors,
+    grammar_settings_errors,
+    grammar_str_errors,
+    grammar_tuple_errors,
     graph_loader_errors,
     host_memory_errors,
     hub_access_errors,
@@ -255,11 +267,26 @@ KNOWN: list[KnownError] = [
     *attention_mask_errors.KNOWN,
     *eval_prediction_errors.KNOWN,
     *conv_stack_errors.KNOWN,
+    # round 9 (explain9b): Python's own grammar and the traceback's frames, whichever library raised
+    *grammar_registry_errors.KNOWN,
+    *grammar_call_errors.KNOWN,
+    *grammar_none_errors.KNOWN,
+    *grammar_pickle_errors.KNOWN,
+    *grammar_report_errors.KNOWN,
+    *grammar_layer_errors.KNOWN,
+    *grammar_import_cycle_errors.KNOWN,
+    *grammar_path_errors.KNOWN,
+    *grammar_settings_errors.KNOWN,
+    *grammar_file_errors.KNOWN,
+    *grammar_str_errors.KNOWN,
+    *grammar_tuple_errors.KNOWN,
 ]
 
 # Generic readings tried only where no entry of KNOWN matched: they never displace a family's
 # answer, so a family written for a message stays its answer.
-FALLBACK: list[KnownError] = [*remedy.KNOWN, *version_lookup.KNOWN, *value_errors.KNOWN, *python_values.KNOWN]
+FALLBACK: list[KnownError] = [
+    *remedy.KNOWN, *version_lookup.KNOWN, *release_readings.KNOWN, *value_errors.KNOWN, *python_values.KNOWN
+]
 
 # A line that only warns: "UserWarning: ...", glog "W0110 12:27:06 ...", "[W ...]", "WARNING:".
 WARNING_LINE = re.compile(r"Warning\b|^\s*(?:\[rank\d+\]:)?\[?W\d{4} |^\s*\[W |WARNING", re.MULTILINE)

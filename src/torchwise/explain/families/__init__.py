@@ -44,5 +44,14 @@ training code (``anomaly_errors``, ``parameter_errors``, ``scheduler_state_error
 ``attention_mask_errors``, ``serialization_errors``, ``quantized_kernel_errors``,
 ``onnxruntime_input_errors``, ``zero3_prefetch_errors``) and the libraries around torch
 (``lightning_setup_errors``, ``pipeline_errors``, ``hub_layout_errors``, ``hub_access_errors``,
-``tokenizer_file_errors``, ``auto_class_errors``, ``eval_prediction_errors``).
+``tokenizer_file_errors``, ``auto_class_errors``, ``eval_prediction_errors``); round 9 (explain9b,
+Python's own grammar and the traceback's frames, whichever library raised): ``grammar_registry_errors``
+(class registries), ``grammar_call_errors`` (missing positional arguments: a class for an object, a
+starred value too short, a hook of another release), ``grammar_none_errors`` (a None handed in by the
+caller, zip given no iterable), ``grammar_pickle_errors`` (``__setstate__``), ``grammar_report_errors``
+(an error report that fails, the project's own check), ``grammar_layer_errors``,
+``grammar_import_cycle_errors`` (a partially initialized module), ``grammar_path_errors`` (a path that
+is None: an option never given), ``grammar_settings_errors`` (an option never defined) and
+``grammar_file_errors`` (a data file not found), ``grammar_str_errors`` (a str where a tensor was expected),
+``grammar_tuple_errors`` (a layer's tuple where a tensor was expected).
 """
