@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_gate import empty_entry, own_stack
+from torchwise.explain.evidence_readings import empty_sample_reading, own_stack_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 
 
@@ -20,9 +22,13 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
         f" batch) needs equal shapes; entry 0 is {shape(first)}, entry {index} is {shape(second)}."
     )
     title = f"Samples of different shapes cannot be stacked: {shape(first)} and {shape(second)}"
-    if len(first) == 3 and len(second) == 3 and {first[0], second[0]} == {1, 3}:
+    if empty_entry(first, second):  # round 9: a size 0 is a sample with nothing in it, not a short one
+        cause, fix = empty_sample_reading(index if 0 in second else "0")
+    elif len(first) == 3 and len(second) == 3 and {first[0], second[0]} == {1, 3}:
         cause = "Grayscale (1 channel) and colour (3 channel) images are mixed in the dataset."
         fix = 'Convert every image when loading: Image.open(path).convert("RGB").'
+    elif len(first) == len(second) >= 3 and first[0] == second[0] and (own := own_stack(text, match.start())):
+        cause, fix = own_stack_reading(own)  # round 9: the user's collate stacks what it gathered
     elif len(first) == len(second) >= 3 and first[0] == second[0]:
         cause = "Images of different sizes: the transforms do not bring them to one size."
         fix = (

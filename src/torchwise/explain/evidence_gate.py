@@ -1,0 +1,129 @@
+"""The evidence gate (issue 21, round 9): a reading must fit what the paste shows.
+
+Many of explain's readings assume a construct the message itself does not name: an nn.Linear
+fed an unflattened input, a view that hard-codes the batch size, a GPU kernel that checks class
+labels, a model built with other options. Round 9's working half showed that most wrong answers
+were such a reading where the paste shows the construct is not there, through:
+
+- the numbers the message prints: a reshape of the batch leaves the two counts sharing the
+  batch's factor; flattening a sample multiplies its width; a weight of the same sizes in
+  another order is a layout, not another size; a sample of size 0 is empty, not long;
+- the traceback: the frame that raised is an explicit matrix product inside a library, not a
+  layer the user sized; a kernel's own assertion line names another check than the one guessed.
+
+The families ask the numeric questions (``reshaped_batch``, ``flattened_width``, ...) before their
+usual reading and give the reading the numbers support instead. ``withheld`` is the gate
+``lookup`` asks of every match: the reading of an entry listed in ``GATES`` is withheld where the
+paste's traceback contradicts its construct, and "not known" (or another entry) answers. What it
+cannot see: a construct the paste does not show either way (a cut traceback, a message without
+frames) keeps the usual reading. Pure text work.
+
+>>> reshaped_batch(1216, 1280), reshaped_batch(511, 23)
+(True, False)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from torchwise.explain.paste import Frame, frames
+
+# A batch is rarely smaller than 8 samples; a reshape that merges or splits it leaves a factor of
+# at least the batch (or the per-sample size) common to both counts.
+BATCH_FACTOR = 8
+# A conv stack's flattened width is channels x positions: two such widths share the channel count.
+CHANNEL_FACTOR = 16
+
+
+def reshaped_batch(first: int, second: int) -> bool:
+    """Whether two counts can be one batch reshaped (a hard-coded view, a flatten of one side):
+    they share a factor of at least ``BATCH_FACTOR``. Counts sharing none (511 and 23, 882 and 768)
+    are different numbers of items, which no view of the batch explains."""
+    return math.gcd(first, second) >= BATCH_FACTOR
+
+
+def flattened_width(features: int, expected: int) -> bool:
+    """Whether a layer built for ``expected`` features that got ``features`` can be a flatten
+    problem: one width a whole multiple of the other (an unflattened [N, C, L] gives L, flattened
+    C x L), or both a flattened conv map sharing its channel count. 7 against 256 is neither: the
+    tensor comes from a part built for another width."""
+    low, high = sorted((features, expected))
+    return high % low == 0 or math.gcd(features, expected) >= CHANNEL_FACTOR
+
+
+def permuted(saved: list[int], current: list[int]) -> bool:
+    """The same sizes in another order: [3, 3, 3, 80, 80] against [80, 3, 3, 3, 80]."""
+    return saved != current and sorted(saved) == sorted(current)
+
+
+def empty_entry(first: list[int], second: list[int]) -> bool:
+    """One of two shapes has a size 0 where the other has not: an empty sample, not a long one."""
+    return (0 in first) != (0 in second)
+
+
+# ---- the traceback gate ---------------------------------------------------------------------
+
+TORCH_FILE = re.compile(r"(?:^|[\\/])torch[\\/]")
+# An explicit matrix product on a line: torch.mm / matmul / bmm / einsum, x.mm(...), or ``a @ b``.
+EXPLICIT_PRODUCT = re.compile(
+    r"\btorch\.(?:mm|matmul|bmm|addmm|baddbmm|einsum)\(|\.(?:mm|matmul|bmm)\(|[\w)\]]\s*@\s*[\w(]"
+)
+
+
+def raising_frame(text: str, before: int) -> Frame | None:
+    """The frame that raised: the last one printed before the error line at ``before``."""
+    found = [frame for start, frame in frames(text) if start < before]
+    return found[-1] if found else None
+
+
+def own_stack(text: str, before: int) -> Frame | None:
+    """The frame that raised, when it is the user's own line calling torch.stack (a collate_fn of
+    theirs): the samples it stacks are what that code gathered, not default_collate's transformed images."""
+    frame = raising_frame(text, before)
+    if frame is None or frame.in_library or not re.search(r"\bstack\(", frame.source):
+        return None
+    return frame
+
+
+def _library_product(match: re.Match[str], text: str) -> str | None:
+    """linear-shapes assumes an nn.Linear the user sized; a library's own line that multiplies two
+    tensors (transformers' attention scores, a package's projection written as ``x @ w``) is no
+    Linear of the user's, and the operands it got come from whatever the user handed the library."""
+    frame = raising_frame(text, match.start())
+    if frame is None or not frame.in_library or TORCH_FILE.search(frame.file):
+        return None
+    if EXPLICIT_PRODUCT.search(frame.source) and "linear(" not in frame.source.lower():
+        return f"raised by an explicit matrix product in {frame.package or frame.file} ({frame.source})"
+    return None
+
+
+# The assertion a GPU kernel prints names its check: "Assertion `t >= 0 && t < n_classes` failed".
+KERNEL_ASSERTION = re.compile(r"Assertion `([^`]+)` failed")
+
+
+def _other_kernel(match: re.Match[str], text: str) -> str | None:
+    """device-side-assert's bare reading guesses labels or token ids out of range; a paste whose
+    kernel assertion names another check (one the family has no reading for) contradicts it."""
+    from torchwise.explain.families.runtime_errors import ASSERTIONS  # the checks the family reads
+
+    checks = KERNEL_ASSERTION.findall(text)
+    if not checks or any(re.search(pattern, text) for pattern, _, _ in ASSERTIONS):
+        return None
+    return f"the kernel's assertion is `{checks[-1]}`, no index or label check"
+
+
+Gate = Callable[[re.Match[str], str], "str | None"]
+
+# entry id -> the check that says the paste contradicts the construct its reading assumes
+GATES: dict[str, Gate] = {
+    "linear-shapes": _library_product,
+    "device-side-assert": _other_kernel,
+}
+
+
+def withheld(error_id: str, match: re.Match[str], text: str) -> str | None:
+    """Why the reading of ``error_id`` at ``match`` does not fit the paste, or None where it may."""
+    gate = GATES.get(error_id)
+    return gate(match, text) if gate else None

@@ -1,0 +1,217 @@
+"""The readings the evidence supports where a family's usual reading does not fit the paste (issue 21,
+round 9; ``evidence_gate`` holds the checks): counts that are not one batch reshaped, a Linear's
+input from a part of another width, a checkpoint whose weights are laid out in another order or
+whose every block holds a tensor the code no longer registers, and Windows DLLs named by what
+they are. Pure text work.
+"""
+
+from __future__ import annotations
+
+import re
+
+from torchwise.explain.evidence_gate import BATCH_FACTOR
+from torchwise.explain.explanation import Explanation, answer
+from torchwise.explain.paste import Frame
+
+
+def item_counts(rows: int, targets: int) -> Explanation:
+    """Counts that share no batch-sized factor (511 against 23): not one batch reshaped, so the
+    model and the data gave different numbers of items for the batch."""
+    return answer(
+        title=f"The output has {rows} items but the target {targets}, and no reshape of the batch relates them",
+        meaning=(
+            "The loss pairs each output row with one target; the counts must be equal. A view that merges or"
+            f" splits the batch leaves both counts sharing the batch's size; {rows} and {targets} share no"
+            f" factor of {BATCH_FACTOR} or more."
+        ),
+        cause=(
+            "The model and the data produced different numbers of items for this batch: labels that are not"
+            " aligned with the inputs (token labels of another length than the input ids, from a dataset"
+            " format or template other than the one the code expects), or a varying number of predictions"
+            " (detections, pairs, keypoints) scored against the targets without matching them first."
+        ),
+        fix=(
+            "Print output.shape and target.shape just before the loss and follow the one that differs back to"
+            " where it is built: give every input position its label (pad or truncate inputs and labels alike"
+            " in the dataset or collator, in the format the project documents), or match predictions to"
+            " targets before the loss."
+        ),
+    )
+
+
+
+
+def other_width(rows: int, features: int, expected: int, outputs: int) -> Explanation:
+    """Round 9: a width that no flatten turns into the layer's (7 against 256): the input comes from
+    a part built for another width, not from a sample left unflattened."""
+    return answer(
+        title=f"A Linear layer built for {expected} input features got {features}",
+        meaning=(
+            f"A matrix product got a {rows}x{features} input and a {expected}x{outputs} weight: an"
+            f" nn.Linear(in_features={expected}, out_features={outputs}) fed rows of {features} features."
+            f" Flattening a sample multiplies its width, and {features} and {expected} are neither whole"
+            " multiples of each other nor a flattened map of one channel count, so this is not an"
+            " unflattened input."
+        ),
+        cause=(
+            f"The tensor comes from a part built for another width than the layer: the layer or encoder"
+            f" before it outputs {features} features (its output size, hidden size or number of classes set"
+            f" to {features}) where this layer was built for {expected}, or the input comes from data or"
+            f" another model (an embedding, an encoder of another size or family) {features} wide."
+        ),
+        fix=(
+            f"Make the two widths agree where they are set: the producing part's output size (or the data's"
+            f" feature count) equal to {expected}, or this layer's in_features={features} if {features} is"
+            " the width meant; with a project's config, the options that set both (hidden and output"
+            " dimensions) must match. Print the input's shape just before the layer."
+        ),
+    )
+
+
+# The tensors a layer's own code registers by name, whatever the model's options: not evidence of a
+# version when they are the extra keys (a whole extra layer has them too).
+PARAMETER_LEAVES = ("weight", "bias")
+
+
+def repeated_tensor(unexpected: list[str]) -> str | None:
+    """The one tensor name every extra key repeats block after block ("levels.0.blocks.1.attn.rpb":
+    ``attn.rpb``), when the checkpoint's extra keys are nothing else and it is no layer's weight or
+    bias: the saved code's blocks registered it and the installed code's do not."""
+    shapes = {re.sub(r"(?<=\.)\d+(?=\.)", "N", key) for key in unexpected}
+    if len(unexpected) < 2 or len(shapes) != 1 or not re.search(r"\.\d+\.", unexpected[0]):
+        return None
+    leaf = unexpected[0].rsplit(".", 1)[-1]
+    if leaf in PARAMETER_LEAVES:
+        return None
+    path = shapes.pop()
+    return path[path.rfind(".N.") + 3 :] if ".N." in path else leaf
+
+
+def repeated_tensor_reading(name: str, count: int) -> tuple[str, str]:
+    """(cause, fix) for checkpoint keys that are one tensor of every block (``repeated_tensor``)."""
+    return (
+        f"every one of the {count} extra keys is the same tensor, {name}, in each block: the code that saved"
+        f" the checkpoint registered {name} in that layer and the installed code does not (another release"
+        " of the project or of the library that defines the layer, which computes it on the fly or dropped"
+        " it), not a model built with fewer parts",
+        f"install the version of the project and its libraries the checkpoint was made with; or, where the"
+        f" installed code no longer needs it, drop those keys before loading: state = {{k: v for k, v in"
+        f' state.items() if not k.endswith("{name}")}}',
+    )
+
+
+def permuted_layout_reading(names: list[str]) -> tuple[str, str]:
+    """(cause, fix) for size mismatches that are all the same sizes in another order."""
+    shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
+    return (
+        f"the mismatched weights ({shown}) have the same sizes as the model's, in another order: the layer"
+        " stores its weight in another axis order in the installed code than in the code that saved the"
+        " checkpoint (a library release that changed its layout, such as a sparse or custom convolution"
+        " kernel-first against channels-first), not a model built with other sizes",
+        "install the version of the library that defines the layer that the checkpoint was made with; or"
+        " permute each saved weight into the model's order before loading (state[k] = state[k].permute(...)"
+        " to the shape the model prints) and check the outputs on a known input",
+    )
+
+
+# The CUDA libraries of torch's CUDA build on Windows (cudnn64_9.dll, cublas64_12.dll, torch_cuda.dll, ...)
+CUDA_DLL = re.compile(r"^(?:cudnn|cublas|cudart|cufft|curand|cusparse|cusolver|nvrtc|nvjitlink|caffe2_nvrtc|"
+                      r"torch_cuda|c10_cuda)", re.IGNORECASE)
+
+
+def procedure_not_found(name: str) -> Explanation:
+    """[WinError 127]: the DLL was found and loaded, but a function it imports is missing from a DLL
+    of the same name loaded before it: another version, not a missing runtime."""
+    return answer(
+        title=f"{name} loaded, but a DLL it links to is another version ([WinError 127])",
+        meaning=(
+            f"WinError 127 is 'the specified procedure could not be found': Windows found {name} and the"
+            " DLLs it names, but one of them lacks a function it needs, so a DLL of that name from"
+            " somewhere else (another version) was loaded first."
+        ),
+        cause=(
+            "Another copy of a DLL torch links to is found before torch's own: an application that embeds"
+            " Python loads its own (older) CUDA or runtime DLLs, another torch or CUDA install sits earlier"
+            " on the PATH, or an upgrade left files of two torch releases in torch\\lib."
+        ),
+        fix=(
+            "Reinstall torch cleanly in this environment (pip uninstall torch until none is left, then pip"
+            " install from the official index; the CPU build where no NVIDIA GPU is needed), and remove"
+            " other CUDA or torch folders from the PATH; inside a host application, use the torch build its"
+            " own instructions name."
+        ),
+    )
+
+
+def cuda_dll(name: str, text: str) -> Explanation:
+    """[WinError 126] on one of torch's CUDA libraries: what it links to is CUDA's and the driver's."""
+    zluda = "ZLUDA" in text.upper()
+    replaced = (
+        "ZLUDA (named in the paste), which runs CUDA code on an AMD GPU by standing in for CUDA's DLLs,"
+        " provides copies that do not fit this torch's CUDA version; or "
+        if zluda else ""
+    )
+    return answer(
+        title=f"Windows could not load {name}, a CUDA library of this torch, or a DLL it needs",
+        meaning=(
+            f"import torch loads {name} from torch\\lib; it is one of the CUDA libraries of torch's CUDA build,"
+            " and Windows could not load it or the CUDA and NVIDIA DLLs it depends on ([WinError 126])."
+        ),
+        cause=(
+            f"{replaced}the CUDA side of this machine does not serve this build: no NVIDIA driver (or one too"
+            " old for the build's CUDA), or the install is incomplete (a download cut short, files missing"
+            " from torch\\lib)."
+        ),
+        fix=(
+            ("Set ZLUDA up for the torch version its instructions name (or install that torch); otherwise c" if zluda
+             else "C")
+            + "heck nvidia-smi and update the NVIDIA driver; reinstall torch from the official index for a"
+            " CUDA the driver supports (pip install --force-reinstall torch --index-url"
+            " https://download.pytorch.org/whl/cu126), or the CPU build (/whl/cpu) on a machine without an"
+            " NVIDIA GPU."
+        ),
+    )
+
+
+# What from_pretrained takes to load a model, and no trainer, pipeline step or plain module does.
+LOADING_OPTIONS = ("torch_dtype", "device_map", "quantization_config", "load_in_8bit", "load_in_4bit",
+                   "low_cpu_mem_usage", "attn_implementation", "max_memory", "offload_folder")
+
+
+def loading_option(argument: str, function: str) -> bool:
+    """A model-loading keyword given to a callable that is not a loader: the version reading (the
+    argument existed in another release) assumes a keyword of that callable's own kind."""
+    return argument in LOADING_OPTIONS and not re.search(r"from_pretrained|from_config|^load", function)
+
+
+def loading_option_reading(argument: str, what: str) -> tuple[str, str]:
+    return (
+        f"'{argument}' is an option for loading a model (from_pretrained's, like torch_dtype, device_map and"
+        f" quantization_config), and {what} is not a loader: it takes a model already loaded (or its"
+        " name) and its own settings, so the option went to the wrong call, whatever the version.",
+        f"Load the model yourself with it (AutoModel...from_pretrained(name, {argument}=...)) and pass the"
+        f" model to {what}, or pass it through the option {what} documents for loading (model_init_kwargs"
+        " in trl's config, model_kwargs in a pipeline); drop it from this call.",
+    )
+
+
+def empty_sample_reading(entry: str) -> tuple[str, str]:
+    """(cause, fix) for a stack whose entry has a size 0 (``evidence_gate.empty_entry``)."""
+    return (
+        f"Entry {entry} is empty (a size of 0): a sample whose loading or preprocessing produced nothing (a clip"
+        " or file with no frames, features never extracted, a filter that kept no rows), batched with full ones.",
+        "Find the empty samples (check each item's shape in the Dataset, e.g. assert x.shape[0] > 0) and redo"
+        " their preprocessing or leave them out of the dataset; padding would only hide them.",
+    )
+
+
+def own_stack_reading(frame: Frame) -> tuple[str, str]:
+    """(cause, fix) for same-rank samples of different sizes stacked on the user's own line: what their
+    collate gathered (latents, features), not images default_collate got from the transforms."""
+    return (
+        f"Your own code stacks them ({frame.place}: {frame.source}): the samples of one batch have different sizes,"
+        " so what the dataset gives varies in size (images, latents or features at several resolutions or"
+        " aspect ratios) and the batch sampler put two sizes in one batch.",
+        "Batch only samples of one size (a batch sampler that groups them by size or aspect-ratio bucket), or"
+        " bring every sample to one size in the dataset, or use batch_size=1.",
+    )
