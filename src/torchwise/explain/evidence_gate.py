@@ -78,6 +78,21 @@ def raising_frame(text: str, before: int) -> Frame | None:
     return found[-1] if found else None
 
 
+def layer_owner(text: str, before: int) -> Frame | None:
+    """The frame whose code called the layer that raised: the last frame before the error line that is
+    not torch's own (torch's module call and functional frames in between are skipped); None without frames."""
+    found = [frame for start, frame in frames(text) if start < before]
+    outside = [frame for frame in found if not TORCH_FILE.search(frame.file)]
+    return outside[-1] if outside else None
+
+
+def library_layer(text: str, before: int) -> Frame | None:
+    """The owner of the layer that raised, when it is an installed library's code (transformers'
+    attention, a diffusers block): the library sized that layer from its model's config, not the user."""
+    owner = layer_owner(text, before)
+    return owner if owner is not None and owner.in_library else None
+
+
 def own_stack(text: str, before: int) -> Frame | None:
     """The frame that raised, when it is the user's own line calling torch.stack (a collate_fn of
     theirs): the samples it stacks are what that code gathered, not default_collate's transformed images."""

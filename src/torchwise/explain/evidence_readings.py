@@ -41,30 +41,48 @@ def item_counts(rows: int, targets: int) -> Explanation:
 
 
 
-def other_width(rows: int, features: int, expected: int, outputs: int) -> Explanation:
-    """Round 9: a width that no flatten turns into the layer's (7 against 256): the input comes from
-    a part built for another width, not from a sample left unflattened."""
+def other_width(rows: int, features: int, expected: int, outputs: int, library: Frame | None = None) -> Explanation:
+    """Round 9: a width that no flatten turns into the layer's (7 against 256), or a layer of an installed
+    library's model (``library``, the frame that called it): the input comes from a part built for
+    another width, not from a sample the user left unflattened."""
+    if library is not None:
+        why = (
+            f" The layer is {library.package or 'a library'}'s ({library.place}: {library.source}), sized from its"
+            " model's config, so no flatten of yours is involved."
+        )
+        source = (
+            f"what you hand {library.package or 'the library'} (features, an embedding, a conditioning or encoder"
+            f" output from a model of another family or size) is {features} wide, or its config or checkpoint is"
+            f" of another variant than the inputs"
+        )
+        change = (
+            f"Give the library inputs of the width its model was built for ({expected}): models of one family"
+            " and size throughout (checkpoint, encoders, adapters), or the config that matches the weights."
+        )
+    else:
+        why = (
+            f" Flattening a sample multiplies its width, and {features} and {expected} are neither whole multiples"
+            " of each other nor a flattened map of one channel count, so this is not an unflattened input."
+        )
+        source = (
+            f"the layer or encoder before it outputs {features} features (its output size, hidden size or number"
+            f" of classes set to {features}) where this layer was built for {expected}, or the input comes from"
+            f" data or another model (an embedding, an encoder of another size or family) {features} wide"
+        )
+        change = (
+            f"Make the two widths agree where they are set: the producing part's output size (or the data's"
+            f" feature count) equal to {expected}, or this layer's in_features={features} if {features} is the"
+            " width meant; with a project's config, the options that set both (hidden and output dimensions)"
+            " must match."
+        )
     return answer(
         title=f"A Linear layer built for {expected} input features got {features}",
         meaning=(
             f"A matrix product got a {rows}x{features} input and a {expected}x{outputs} weight: an"
-            f" nn.Linear(in_features={expected}, out_features={outputs}) fed rows of {features} features."
-            f" Flattening a sample multiplies its width, and {features} and {expected} are neither whole"
-            " multiples of each other nor a flattened map of one channel count, so this is not an"
-            " unflattened input."
+            f" nn.Linear(in_features={expected}, out_features={outputs}) fed rows of {features} features.{why}"
         ),
-        cause=(
-            f"The tensor comes from a part built for another width than the layer: the layer or encoder"
-            f" before it outputs {features} features (its output size, hidden size or number of classes set"
-            f" to {features}) where this layer was built for {expected}, or the input comes from data or"
-            f" another model (an embedding, an encoder of another size or family) {features} wide."
-        ),
-        fix=(
-            f"Make the two widths agree where they are set: the producing part's output size (or the data's"
-            f" feature count) equal to {expected}, or this layer's in_features={features} if {features} is"
-            " the width meant; with a project's config, the options that set both (hidden and output"
-            " dimensions) must match. Print the input's shape just before the layer."
-        ),
+        cause=f"The tensor comes from a part built for another width than the layer: {source}.",
+        fix=f"{change} Print the input's shape just before the layer.",
     )
 
 

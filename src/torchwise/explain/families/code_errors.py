@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.evidence_gate import flattened_width
+from torchwise.explain.evidence_gate import flattened_width, library_layer
 from torchwise.explain.evidence_readings import other_width
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.paste_readings import matrix_product_answer, own_matrix_product
@@ -36,8 +36,9 @@ def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
     if product is not None:
         return matrix_product_answer(product, int(rows), int(features), int(expected), int(outputs))
     folded = _folded_batch(int(rows), int(features), int(expected))
-    if not folded and not flattened_width(int(features), int(expected)):
-        return other_width(int(rows), int(features), int(expected), int(outputs))
+    library = library_layer(text, match.start())  # round 9: a library's layer is sized by its config
+    if library or not folded and not flattened_width(int(features), int(expected)):
+        return other_width(int(rows), int(features), int(expected), int(outputs), library)
     return answer(
         title=f"A Linear layer expects {expected} input features but got {features}",
         meaning=(
