@@ -269,3 +269,38 @@ def test_the_page_s_round_9_rows_are_the_judged_verdicts():
     for row in judged:
         got = explain(WORKING9[row["number"]])
         assert (got and got.id) == row["got_after"], row["number"]
+
+
+# https://github.com/pytorch/pytorch/issues/139031 shows stack sizes of a batch; a DataLoader's collate stacks
+# the samples of one batch, so rows that differ are a count per sample (audio frames), never lists to join
+def test_samples_the_dataloader_collates_with_different_row_counts_are_padded_not_concatenated():
+    message = (
+        "RuntimeError: stack expects each tensor to be equal size, but got [120, 80] at entry 0 and [98, 80] at entry 1"
+    )
+    collate = frame(f"{TORCH}/utils/data/_utils/collate.py", 162, "collate_tensor_fn", "return torch.stack(batch, 0)")
+    text = answer_text("Traceback (most recent call last):\n" + collate + message, "stack-unequal")
+    assert "each sample holds a variable number of rows" in text and "pad_sequence" in text
+    assert "Concatenate" not in text
+    assert "Concatenate along the first dimension" in answer_text(message, "stack-unequal")  # no frames: as before
+
+
+OOM = (
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.69 GiB total capacity;"
+    " 21.10 GiB already allocated; 1.50 GiB free; 21.20 GiB reserved in total by PyTorch)"
+)
+
+
+# https://github.com/zai-org/CodeGeeX/issues/160 (round 7 #55: a model too large for its GPUs) and the classic
+# torch.load of a GPU checkpoint: no batch has run while weights load, so halving it cannot help
+def test_out_of_memory_while_weights_load_is_the_checkpoint_or_the_model_not_the_batch():
+    load = frame("/home/u/eval.py", 10, "<module>", "state = torch.load(args.ckpt)")
+    text = answer_text("Traceback (most recent call last):\n" + load + OOM, "cuda-out-of-memory")
+    assert "It ran out while loading weights (eval.py:10 (state = torch.load(args.ckpt)))" in text
+    assert "map_location='cpu'" in text and "halve the batch size" not in text
+    pretrained = frame("/home/u/run.py", 3, "<module>", "model = AutoModelForCausalLM.from_pretrained(name).cuda()")
+    text = answer_text("Traceback (most recent call last):\n" + pretrained + OOM, "cuda-out-of-memory")
+    assert "It ran out while loading the model" in text and "device_map='auto'" in text
+    step = frame("/home/u/train.py", 40, "<module>", "loss.backward()")
+    assert "halve the batch size" in answer_text(
+        "Traceback (most recent call last):\n" + step + OOM, "cuda-out-of-memory"
+    )

@@ -28,6 +28,7 @@ import math
 import re
 from collections.abc import Callable
 
+from torchwise.explain.kernel_assertions import ASSERTIONS
 from torchwise.explain.paste import Frame, frames
 
 # A batch is rarely smaller than 8 samples; a reshape that merges or splits it leaves a factor of
@@ -93,6 +94,30 @@ def library_layer(text: str, before: int) -> Frame | None:
     return owner if owner is not None and owner.in_library else None
 
 
+# The DataLoader's collate: what it stacks are the samples of one batch, never lists to join.
+COLLATE = re.compile(r"[\\/]utils[\\/]data[\\/]_utils[\\/](?:collate|fetch)\.py|default_collate")
+
+
+def in_collate(text: str, before: int) -> bool:
+    """The traceback runs through the DataLoader's collate before the error line."""
+    return any(COLLATE.search(frame.file + " " + frame.function) for start, frame in frames(text) if start < before)
+
+
+# A line that loads weights: the memory it asks for is the checkpoint's or the model's, not a batch's.
+LOADING = re.compile(r"\btorch\.load\(|\.load_state_dict\(|\bfrom_pretrained\(")
+
+
+def loading_frame(text: str, before: int) -> Frame | None:
+    """The frame that was loading weights when the error came (torch.load, load_state_dict,
+    from_pretrained on a frame's line, or torch's serialization code), else None."""
+    found = [frame for start, frame in frames(text) if start < before]
+    # the line that called the loader names it best; torch's serialization frame where that line is cut
+    loading = [f for f in found if LOADING.search(f.source)] or [
+        f for f in found if re.search(r"torch[\\/]serialization\.py", f.file)
+    ]
+    return loading[-1] if loading else None
+
+
 def own_stack(text: str, before: int) -> Frame | None:
     """The frame that raised, when it is the user's own line calling torch.stack (a collate_fn of
     theirs): the samples it stacks are what that code gathered, not default_collate's transformed images."""
@@ -121,8 +146,6 @@ KERNEL_ASSERTION = re.compile(r"Assertion `([^`]+)` failed")
 def _other_kernel(match: re.Match[str], text: str) -> str | None:
     """device-side-assert's bare reading guesses labels or token ids out of range; a paste whose
     kernel assertion names another check (one the family has no reading for) contradicts it."""
-    from torchwise.explain.families.runtime_errors import ASSERTIONS  # the checks the family reads
-
     checks = KERNEL_ASSERTION.findall(text)
     if not checks or any(re.search(pattern, text) for pattern, _, _ in ASSERTIONS):
         return None

@@ -233,3 +233,39 @@ def own_stack_reading(frame: Frame) -> tuple[str, str]:
         "Batch only samples of one size (a batch sampler that groups them by size or aspect-ratio bucket), or"
         " bring every sample to one size in the dataset, or use batch_size=1.",
     )
+
+
+def collated_lengths_reading(first: int, second: int) -> tuple[str, str]:
+    """(cause, fix) for samples of one batch whose first dimension differs, stacked by the DataLoader's
+    collate (``evidence_gate.in_collate``): a variable count per sample, never lists to concatenate."""
+    return (
+        f"The DataLoader's collate stacks the samples of one batch, and their first dimension differs ({first}"
+        f" and {second}): each sample holds a variable number of rows (frames of audio or video, tokens,"
+        " boxes or points per image).",
+        "Pad them in a collate_fn (torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), with the lengths"
+        " kept for masking), or return such fields as lists from a collate_fn (detection targets); or bring"
+        " every sample to one length in the Dataset, or use batch_size=1.",
+    )
+
+
+SMALLER = "nvidia-smi shows what else holds the GPU; a smaller model or a GPU with more memory if it still does not fit"
+
+
+def loading_memory_reading(frame: Frame) -> tuple[str, list[str]]:
+    """(cause, steps) for a GPU out of memory raised while weights were loading (``loading_frame``)."""
+    where = f"{frame.place} ({frame.source})" if frame.source else frame.place
+    if "from_pretrained(" in frame.source:
+        return (
+            f"It ran out while loading the model ({where}), before any batch: the model's weights at this dtype"
+            " do not fit in what is free on this GPU (a model too large for it, or memory already held by"
+            " another process).",
+            ["load the model smaller: torch_dtype=torch.float16 or bfloat16, 8-bit or 4-bit weights"
+             " (quantization_config), or device_map='auto' to spread it over the GPUs and the CPU", SMALLER],
+        )
+    return (
+        f"It ran out while loading weights ({where}), before any batch: torch.load puts every tensor back on"
+        " the device it was saved from, so a checkpoint saved on a GPU (with its optimizer state) fills this"
+        " GPU on top of the model (on GPU 0 for every process when several load it).",
+        ["load to the CPU first, torch.load(path, map_location='cpu'), then model.load_state_dict(...) and"
+         " model.to(device); delete the loaded dict once copied (del state)", SMALLER],
+    )

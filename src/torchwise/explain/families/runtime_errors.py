@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_gate import loading_frame
+from torchwise.explain.evidence_readings import loading_memory_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.gpu_memory import held_elsewhere
+from torchwise.explain.kernel_assertions import ASSERTIONS
 from torchwise.explain.paste import evaluation_context, last_frame, user_frame
 
 
@@ -43,7 +46,10 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     )
     elsewhere = held_elsewhere(text, size, total, free)
     evaluating = evaluation_context(text)
-    if elsewhere:
+    loading = loading_frame(text, match.start())  # round 9: no batch has run while weights load
+    if loading and not elsewhere:
+        cause, checklist = loading_memory_reading(loading)
+    elif elsewhere:
         # round 8: the numbers say the memory is not this torch's: halving the batch cannot help
         cause = (
             f"The message's numbers say most of the GPU is held outside this PyTorch: {elsewhere}. Another"
@@ -84,33 +90,6 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
         cause=cause,
         fix="\n".join(f"{number}. {step}" for number, step in enumerate(checklist, 1)),
     )
-
-
-# The kernel assertion printed before "device-side assert triggered" names the real error.
-ASSERTIONS = (
-    (
-        r"srcIndex < srcSelectDimSize|indexSelect",
-        "an index >= num_embeddings reached nn.Embedding (or index_select)",
-        "check the ids: assert ids.max() < emb.num_embeddings (a tokenizer larger than the"
-        " vocabulary, or a sequence longer than the position embeddings)",
-    ),
-    (
-        r"t >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes",
-        "a class label >= the number of classes (or negative) reached CrossEntropyLoss/NLLLoss",
-        "check the labels: assert 0 <= y.min() and y.max() < num_classes (labels counted from 1,"
-        " or an ignore value other than -100)",
-    ),
-    (
-        r"index out of bounds|-sizes\[i\] <= index && index < sizes\[i\]",
-        "a tensor index is out of range (x[idx], gather or scatter with an index >= the size)",
-        "check the index tensor: assert idx.min() >= -n and idx.max() < n for the indexed size n",
-    ),
-    (
-        r"input_val >= zero && input_val <= one",
-        "BCELoss got values outside [0, 1] (raw logits, or NaN)",
-        "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
-    ),
-)
 
 
 def _device_assert(match: re.Match[str], text: str) -> Explanation:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.evidence_gate import empty_entry, own_stack
-from torchwise.explain.evidence_readings import empty_sample_reading, own_stack_reading
+from torchwise.explain.evidence_gate import empty_entry, in_collate, own_stack
+from torchwise.explain.evidence_readings import collated_lengths_reading, empty_sample_reading, own_stack_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 
 
@@ -41,6 +41,8 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
             "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
             " let the tokenizer pad (padding=True)."
         )
+    elif len(first) == len(second) >= 2 and first[1:] == second[1:] and in_collate(text, match.start()):
+        cause, fix = collated_lengths_reading(first[0], second[0])  # round 9: a batch's samples, not lists
     else:
         cause = f"Lists of different lengths ({first[0]} and {second[0]} rows) are stacked."
         fix = (
