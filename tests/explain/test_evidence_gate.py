@@ -304,3 +304,20 @@ def test_out_of_memory_while_weights_load_is_the_checkpoint_or_the_model_not_the
     assert "halve the batch size" in answer_text(
         "Traceback (most recent call last):\n" + step + OOM, "cuda-out-of-memory"
     )
+
+
+# The GraphMAE and ComfyUI threads above for a layer the user did not size; here a timm model's first conv
+# (reduced): "set in_channels=5" is not the user's to do, the data's channels or the model's option are
+def test_a_library_s_conv_given_other_channels_is_the_data_or_the_model_s_option():
+    message = (
+        "RuntimeError: Given groups=1, weight of size [64, 3, 7, 7], expected input[8, 5, 224, 224] to have 3"
+        " channels, but got 5 channels instead"
+    )
+    conv = frame(
+        f"{TORCH}/nn/modules/conv.py", 463, "forward", "return self._conv_forward(input, self.weight, self.bias)"
+    )
+    owner = frame(f"{LIBRARY}/timm/models/resnet.py", 600, "forward_features", "x = self.conv1(x)")
+    text = answer_text("Traceback (most recent call last):\n" + owner + conv + message, "conv-channels")
+    assert "The conv is timm's (resnet.py:600 in forward_features" in text and "in_chans" in text
+    assert "Set in_channels=5" not in text
+    assert "Set in_channels=5 on this conv" in answer_text(message, "conv-channels")  # no frames: as before

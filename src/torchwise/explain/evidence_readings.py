@@ -269,3 +269,18 @@ def loading_memory_reading(frame: Frame) -> tuple[str, list[str]]:
         ["load to the CPU first, torch.load(path, map_location='cpu'), then model.load_state_dict(...) and"
          " model.to(device); delete the loaded dict once copied (del state)", SMALLER],
     )
+
+
+def library_channels_reading(library: Frame, expected: str, got: str) -> tuple[str, str]:
+    """(cause, fix) for a conv of an installed library's model (``evidence_gate.library_layer``) given
+    another channel count: the user did not size that layer, so "set in_channels" is not theirs to do."""
+    package = library.package or "the library"
+    return (
+        f"The conv is {package}'s ({library.place}: {library.source}), built for {expected} input channels by the"
+        f" model's options, and the data reaching it has {got}: images or arrays with another channel count"
+        " (an alpha, depth or extra band channel, grayscale, or channels in the last axis), or a model built"
+        " for another input than this data.",
+        f"Give the model {expected}-channel input (convert or select the channels when loading, permute a"
+        f" channels-last array), or build the {package} model for {got} channels with its own option (timm's"
+        " in_chans, a config's num_channels) where the data really has them.",
+    )

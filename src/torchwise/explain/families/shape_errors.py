@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.evidence_gate import empty_entry, in_collate, own_stack
-from torchwise.explain.evidence_readings import collated_lengths_reading, empty_sample_reading, own_stack_reading
+from torchwise.explain.evidence_gate import empty_entry, in_collate, library_layer, own_stack
+from torchwise.explain.evidence_readings import (
+    collated_lengths_reading,
+    empty_sample_reading,
+    library_channels_reading,
+    own_stack_reading,
+)
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 
 
@@ -114,6 +119,8 @@ def _channels(match: re.Match[str], text: str) -> Explanation:
             f" its axes are in the order [N, H, C, W], so conv reads {got} as the channels."
         )
         fix = f"Permute it before the layer: x = x.permute(0, 2, 1, 3) gives [N, {expected}, {got}, {got}]."
+    elif library := library_layer(text, match.start()):  # round 9: a library's conv, built from its options
+        cause, fix = library_channels_reading(library, expected, got)
     else:
         cause = "in_channels was set for another layer's output, or the data has another channel count."
         fix = f"Set in_channels={got} on this conv, or fix the layer before it."
