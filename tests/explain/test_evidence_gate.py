@@ -142,7 +142,7 @@ def test_extra_keys_that_are_one_tensor_of_every_block_are_a_code_version():
         ' "encoder.blocks.0.attn.rpb", "encoder.blocks.1.attn.rpb", "encoder.blocks.2.attn.rpb". '
     )
     text = answer_text(paste, "state-dict-mismatch")
-    assert "the same tensor, attn.rpb, in each block" in text and 'k.endswith("attn.rpb")' in text
+    assert "the same tensor, attn.rpb, in each layer" in text and 'k.endswith("attn.rpb")' in text
     head = paste.replace("attn.rpb", "head.weight")  # a layer's weight in each block: options, as before
     assert "built with fewer parts" in answer_text(head, "state-dict-mismatch")
 
@@ -229,7 +229,7 @@ def test_a_model_loading_keyword_given_to_a_trainer_went_to_the_wrong_call():
 @pytest.mark.parametrize(
     ("number", "error_id", "phrase"),
     [
-        (3, "state-dict-mismatch", "the same tensor, attn.rpb, in each block"),
+        (3, "state-dict-mismatch", "the same tensor, attn.rpb, in each layer"),
         (4, "state-dict-mismatch", "parts the checkpoint never had"),
         (13, "linear-shapes", "the layer or encoder before it outputs 7 features"),
         (32, "windows-dll", "ZLUDA (named in the paste)"),
@@ -321,3 +321,36 @@ def test_a_library_s_conv_given_other_channels_is_the_data_or_the_model_s_option
     assert "The conv is timm's (resnet.py:600 in forward_features" in text and "in_chans" in text
     assert "Set in_channels=5" not in text
     assert "Set in_channels=5 on this conv" in answer_text(message, "conv-channels")  # no frames: as before
+
+
+# https://github.com/lucidrains/imagen-pytorch/issues/195 mixes channel counts in a batch ([3, 480, 480] against
+# [1, 480, 480]); an RGBA PNG beside RGB images is the same construct with 4 channels, not lists of 3 and 4 rows
+def test_an_rgba_image_beside_rgb_ones_is_an_alpha_channel_not_lists_of_rows():
+    paste = (
+        "RuntimeError: stack expects each tensor to be equal size, but got [3, 224, 224] at entry 0 and"
+        " [4, 224, 224] at entry 5"
+    )
+    text = answer_text(paste, "stack-unequal")
+    assert "alpha channel (RGBA" in text and 'convert("RGB")' in text and "Concatenate" not in text
+
+
+@pytest.mark.parametrize(("label", "side"), [("Missing", "missing"), ("Unexpected", "extra")])
+def test_keys_that_are_one_buffer_of_every_layer_on_one_side_are_a_code_version(label, side):
+    # torch 0.4.1 added BatchNorm's num_batches_tracked: a checkpoint from either side of it
+    paste = (
+        f"RuntimeError: Error(s) in loading state_dict for ResNet:\n\t{label} key(s) in state_dict:"
+        ' "bn1.num_batches_tracked", "layer1.0.bn1.num_batches_tracked", "layer1.0.bn2.num_batches_tracked". '
+    )
+    text = answer_text(paste, "state-dict-mismatch")
+    assert f"every one of the 3 {side} keys is the same tensor, num_batches_tracked, in each layer" in text.lower()
+    stats = paste.replace("num_batches_tracked", "running_mean")  # running statistics follow an option
+    assert "the same tensor" not in answer_text(stats, "state-dict-mismatch")
+
+
+def test_a_windows_dll_answer_quotes_the_code_the_paste_printed():
+    paste = (
+        "OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading"
+        ' "C:\\venv\\lib\\site-packages\\torch\\lib\\c10.dll" or one of its dependencies.'
+    )
+    text = answer_text(paste, "windows-dll")
+    assert "([WinError 1114])" in text and "WinError 126" not in text

@@ -86,35 +86,44 @@ def other_width(rows: int, features: int, expected: int, outputs: int, library: 
     )
 
 
-# The tensors a layer's own code registers by name, whatever the model's options: not evidence of a
-# version when they are the extra keys (a whole extra layer has them too).
-PARAMETER_LEAVES = ("weight", "bias")
+# The tensors a layer registers by name whatever the code's version: not evidence of a version when they
+# are the only keys (a whole extra layer has its weight and bias; running statistics follow an option).
+PARAMETER_LEAVES = ("weight", "bias", "running_mean", "running_var")
 
 
-def repeated_tensor(unexpected: list[str]) -> str | None:
-    """The one tensor name every extra key repeats block after block ("levels.0.blocks.1.attn.rpb":
-    ``attn.rpb``), when the checkpoint's extra keys are nothing else and it is no layer's weight or
-    bias: the saved code's blocks registered it and the installed code's do not."""
-    shapes = {re.sub(r"(?<=\.)\d+(?=\.)", "N", key) for key in unexpected}
-    if len(unexpected) < 2 or len(shapes) != 1 or not re.search(r"\.\d+\.", unexpected[0]):
+def repeated_tensor(keys: list[str]) -> str | None:
+    """The one tensor name every listed key ends with, layer after layer ("levels.0.blocks.1.attn.rpb":
+    ``attn.rpb``; "layer1.0.bn1.num_batches_tracked"), when the keys are nothing else and it is no
+    layer's weight or bias: one side's code registers it in each such layer and the other side's does not."""
+    if len(keys) < 2:
         return None
-    leaf = unexpected[0].rsplit(".", 1)[-1]
-    if leaf in PARAMETER_LEAVES:
+    parts = [key.split(".") for key in keys]
+    common: list[str] = []
+    while all(len(p) > len(common) + 1 for p in parts) and len({p[-1 - len(common)] for p in parts}) == 1:
+        common.insert(0, parts[0][-1 - len(common)])
+    if not common or common[-1] in PARAMETER_LEAVES or common[0].isdigit():
         return None
-    path = shapes.pop()
-    return path[path.rfind(".N.") + 3 :] if ".N." in path else leaf
+    return ".".join(common)
 
 
-def repeated_tensor_reading(name: str, count: int) -> tuple[str, str]:
-    """(cause, fix) for checkpoint keys that are one tensor of every block (``repeated_tensor``)."""
+def repeated_tensor_reading(name: str, count: int, *, side: str) -> tuple[str, str]:
+    """(cause, fix) for keys that are one tensor of every layer (``repeated_tensor``); ``side`` says whose
+    they are: the checkpoint's extra keys (its code registered them) or the model's missing ones."""
+    if side == "checkpoint":
+        return (
+            f"every one of the {count} extra keys is the same tensor, {name}, in each layer: the code that saved"
+            f" the checkpoint registered {name} there and the installed code does not (another release of the"
+            " project, of the library that defines the layer, or of torch), not a model built with fewer parts",
+            f"install the version of the project and its libraries the checkpoint was made with; or, where the"
+            f" installed code no longer needs it, drop those keys before loading: state = {{k: v for k, v in"
+            f' state.items() if not k.endswith("{name}")}}',
+        )
     return (
-        f"every one of the {count} extra keys is the same tensor, {name}, in each block: the code that saved"
-        f" the checkpoint registered {name} in that layer and the installed code does not (another release"
-        " of the project or of the library that defines the layer, which computes it on the fly or dropped"
-        " it), not a model built with fewer parts",
-        f"install the version of the project and its libraries the checkpoint was made with; or, where the"
-        f" installed code no longer needs it, drop those keys before loading: state = {{k: v for k, v in"
-        f' state.items() if not k.endswith("{name}")}}',
+        f"every one of the {count} missing keys is the same tensor, {name}, in each layer: the installed code"
+        f" registers {name} there and the code that saved the checkpoint did not (an older release of the"
+        " project, of the library that defines the layer, or of torch), not parts the checkpoint never had",
+        f"where {name} is a buffer the layer rebuilds or counts itself, load with strict=False after checking"
+        f" that only these keys are missing; otherwise install the version the checkpoint was made with",
     )
 
 

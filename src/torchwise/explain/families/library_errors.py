@@ -55,11 +55,12 @@ def _windows_dll(match: re.Match[str], text: str) -> Explanation:
         return procedure_not_found(name)
     if CUDA_DLL.match(name):
         return cuda_dll(name, text)
+    code = fact(text[line_start : match.end()], r"(\[WinError \d+\])") or "[WinError 126]"  # round 9: as printed
     return answer(
         title=f"Windows could not load {name} or a DLL it needs",
         meaning=(
             f"import torch loads {name} from torch\\lib; Windows could not load it or one of"
-            " the DLLs it depends on ([WinError 126])."
+            f" the DLLs it depends on ({code})."
         ),
         cause=(
             "A runtime DLL is missing on this machine: the Microsoft Visual C++ Redistributable,"

@@ -254,9 +254,11 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             " delete the key first: state.pop(key), or install the transformers the checkpoint"
             " was made with"
         )
-    repeated = repeated_tensor(unexpected) if not causes and not missing else None
-    if repeated:  # round 9: one tensor of every block, which the installed code does not register
-        cause, fix = repeated_tensor_reading(repeated, len(unexpected))
+    # round 9: one tensor of every layer on one side only is a code version, not a model's options
+    side, keys = ("checkpoint", unexpected) if unexpected and not missing else ("model", missing)
+    repeated = repeated_tensor(keys) if not causes and not (missing and unexpected) else None
+    if repeated:
+        cause, fix = repeated_tensor_reading(repeated, len(keys), side=side)
         causes.append(cause)
         fixes.append(fix)
     if not causes and unexpected and not missing:
