@@ -354,3 +354,15 @@ def test_a_windows_dll_answer_quotes_the_code_the_paste_printed():
     )
     text = answer_text(paste, "windows-dll")
     assert "([WinError 1114])" in text and "WinError 126" not in text
+
+
+# https://github.com/jakeoung/Unet_pytorch/issues/4 (round 6 #48, a list): in a Dataset's __getitem__ the index
+# is the sampler's, drawn from range(len(dataset)), so a tensor or array one short is __len__, not a loop
+def test_an_index_past_the_end_in_getitem_is_the_dataset_s_len_not_a_loop():
+    message = "IndexError: index 5000 is out of bounds for dimension 0 with size 5000"
+    getitem = frame("/home/u/data.py", 30, "__getitem__", "label = self.labels[idx]")
+    text = answer_text("Traceback (most recent call last):\n" + getitem + message, "index-past-end")
+    assert "The Dataset's __len__ is longer than self.labels (data.py:30 in __getitem__)" in text
+    assert "off-by-one" not in text
+    loop = frame("/home/u/data.py", 30, "smooth", "total += self.labels[i]")
+    assert "An off-by-one" in answer_text("Traceback (most recent call last):\n" + loop + message, "index-past-end")
