@@ -366,3 +366,14 @@ def test_an_index_past_the_end_in_getitem_is_the_dataset_s_len_not_a_loop():
     assert "off-by-one" not in text
     loop = frame("/home/u/data.py", 30, "smooth", "total += self.labels[i]")
     assert "An off-by-one" in answer_text("Traceback (most recent call last):\n" + loop + message, "index-past-end")
+
+
+# https://github.com/activeloopai/deeplake/issues/13 (hub imports torch, which was never installed)
+def test_torch_missing_where_an_installed_package_imports_it_names_that_package():
+    message = "ModuleNotFoundError: No module named 'torch'"
+    importer = frame(f"{LIBRARY}/hub/bucket.py", 7, "<module>", "import torch")
+    text = answer_text("Traceback (most recent call last):\n" + importer + message, "torch-not-installed")
+    assert "The installed package hub imports torch (bucket.py:7)" in text and "python -m pip install torch" in text
+    own = frame("/home/u/train.py", 1, "<module>", "import torch")
+    text = answer_text("Traceback (most recent call last):\n" + own + message, "torch-not-installed")
+    assert text.splitlines()[2].startswith("torch was installed for another interpreter")
