@@ -25,6 +25,7 @@ LIBRARY = "/opt/conda/lib/python3.10/site-packages"
 
 def test_the_numeric_checks():
     assert reshaped_batch(1216, 1280) and reshaped_batch(64, 40) and not reshaped_batch(511, 23)
+    assert reshaped_batch(32, 17) and reshaped_batch(5, 3)  # a configured batch above the last one; too small
     assert not reshaped_batch(882, 768)  # they share 6: no batch
     assert flattened_width(784, 128) and flattened_width(2, 6) and not flattened_width(7, 256)
     assert permuted([3, 3, 3, 80, 80], [80, 3, 3, 3, 80]) and not permuted([10, 512], [20, 512])
@@ -224,6 +225,10 @@ def test_a_model_loading_keyword_given_to_a_trainer_went_to_the_wrong_call():
         "unexpected-keyword",
     )
     assert "installed version" in loader and "option for loading" not in loader
+    pipeline = answer_text(
+        "TypeError: pipeline() got an unexpected keyword argument 'torch_dtype'", "unexpected-keyword"
+    )
+    assert "option for loading" not in pipeline  # pipeline loads models: another release's argument
 
 
 @pytest.mark.parametrize(

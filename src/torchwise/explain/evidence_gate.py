@@ -18,8 +18,8 @@ paste's traceback contradicts its construct, and "not known" (or another entry) 
 cannot see: a construct the paste does not show either way (a cut traceback, a message without
 frames) keeps the usual reading. Pure text work.
 
->>> reshaped_batch(1216, 1280), reshaped_batch(511, 23)
-(True, False)
+>>> reshaped_batch(1216, 1280), reshaped_batch(32, 17), reshaped_batch(511, 23)
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -38,11 +38,18 @@ BATCH_FACTOR = 8
 CHANNEL_FACTOR = 16
 
 
-def reshaped_batch(first: int, second: int) -> bool:
-    """Whether two counts can be one batch reshaped (a hard-coded view, a flatten of one side):
-    they share a factor of at least ``BATCH_FACTOR``. Counts sharing none (511 and 23, 882 and 768)
-    are different numbers of items, which no view of the batch explains."""
-    return math.gcd(first, second) >= BATCH_FACTOR
+def reshaped_batch(rows: int, targets: int) -> bool:
+    """Whether an output's and a target's counts can be one batch reshaped (a hard-coded view, a flatten
+    of one side): they share a factor of at least ``BATCH_FACTOR``, or they are too small to tell, or the
+    output's count is a batch size as configured (a power of two, a multiple of 10) above the target's,
+    the last batch of an epoch under a view that hard-codes it. Counts that are none of these (511 and 23,
+    882 and 768) are different numbers of items, which no view of the batch explains."""
+    configured = rows & (rows - 1) == 0 or rows % 10 == 0
+    return (
+        math.gcd(rows, targets) >= BATCH_FACTOR
+        or min(rows, targets) < BATCH_FACTOR
+        or (configured and rows > targets)
+    )
 
 
 def flattened_width(features: int, expected: int) -> bool:

@@ -208,7 +208,7 @@ LOADING_OPTIONS = ("torch_dtype", "device_map", "quantization_config", "load_in_
 def loading_option(argument: str, function: str) -> bool:
     """A model-loading keyword given to a callable that is not a loader: the version reading (the
     argument existed in another release) assumes a keyword of that callable's own kind."""
-    return argument in LOADING_OPTIONS and not re.search(r"from_pretrained|from_config|^load", function)
+    return argument in LOADING_OPTIONS and not re.search(r"from_pretrained|from_config|^load|pipeline", function)
 
 
 def loading_option_reading(argument: str, what: str) -> tuple[str, str]:
