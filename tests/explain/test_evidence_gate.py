@@ -29,6 +29,7 @@ def test_the_numeric_checks():
     assert not reshaped_batch(882, 768)  # they share 6: no batch
     assert flattened_width(784, 128) and flattened_width(2, 6) and not flattened_width(7, 256)
     assert permuted([3, 3, 3, 80, 80], [80, 3, 3, 3, 80]) and not permuted([10, 512], [20, 512])
+    assert permuted([768, 768], [768, 768, 1]) and not permuted([1], [1, 1])  # a 1x1 conv stored as a Linear
 
 
 # https://github.com/hiyouga/LlamaFactory/issues/3765 (511 against 23: labels not aligned with the inputs)

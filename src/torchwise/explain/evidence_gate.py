@@ -62,8 +62,12 @@ def flattened_width(features: int, expected: int) -> bool:
 
 
 def permuted(saved: list[int], current: list[int]) -> bool:
-    """The same sizes in another order: [3, 3, 3, 80, 80] against [80, 3, 3, 3, 80]."""
-    return saved != current and sorted(saved) == sorted(current)
+    """The same sizes in another order, or with a size-1 axis added or dropped: [3, 3, 3, 80, 80] against
+    [80, 3, 3, 3, 80]; [768, 768] against [768, 768, 1] (a 1x1 convolution stored as a Linear)."""
+    def sizes(shape: list[int]) -> list[int]:
+        return sorted(size for size in shape if size != 1)
+
+    return saved != current and bool(sizes(saved)) and sizes(saved) == sizes(current)
 
 
 def empty_entry(first: list[int], second: list[int]) -> bool:

@@ -131,13 +131,14 @@ def permuted_layout_reading(names: list[str]) -> tuple[str, str]:
     """(cause, fix) for size mismatches that are all the same sizes in another order."""
     shown = ", ".join(names[:2]) + (f" and {len(names) - 2} more" if len(names) > 2 else "")
     return (
-        f"the mismatched weights ({shown}) have the same sizes as the model's, in another order: the layer"
-        " stores its weight in another axis order in the installed code than in the code that saved the"
-        " checkpoint (a library release that changed its layout, such as a sparse or custom convolution"
-        " kernel-first against channels-first), not a model built with other sizes",
+        f"the mismatched weights ({shown}) have the same sizes as the model's, in another order (or with a"
+        " size-1 axis more or less): the layer stores its weight in another layout in the installed code than"
+        " in the code that saved the checkpoint (a library release that changed it, such as a sparse or custom"
+        " convolution kernel-first against channels-first, or a 1x1 convolution against a Linear), not a"
+        " model built with other sizes",
         "install the version of the library that defines the layer that the checkpoint was made with; or"
-        " permute each saved weight into the model's order before loading (state[k] = state[k].permute(...)"
-        " to the shape the model prints) and check the outputs on a known input",
+        " permute or reshape each saved weight into the model's layout before loading (state[k] ="
+        " state[k].permute(...) to the shape the model prints) and check the outputs on a known input",
     )
 
 
