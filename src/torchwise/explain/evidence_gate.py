@@ -9,10 +9,13 @@ were such a reading where the paste shows the construct is not there, through:
   batch's factor; flattening a sample multiplies its width; a weight of the same sizes in
   another order is a layout, not another size; a sample of size 0 is empty, not long;
 - the traceback: the frame that raised is an explicit matrix product inside a library, not a
-  layer the user sized; a kernel's own assertion line names another check than the one guessed.
+  layer the user sized; the layer that raised belongs to an installed library's model
+  (``library_layer``); the stack runs in the user's own collate or in the DataLoader's
+  (``own_stack``, ``in_collate``); the memory ran out while weights were loading
+  (``loading_frame``); a kernel's own assertion line names another check than the one guessed.
 
-The families ask the numeric questions (``reshaped_batch``, ``flattened_width``, ...) before their
-usual reading and give the reading the numbers support instead. ``withheld`` is the gate
+The families ask these questions before their usual reading and give the reading the evidence
+supports instead (``evidence_readings``). ``withheld`` is the gate
 ``lookup`` asks of every match: the reading of an entry listed in ``GATES`` is withheld where the
 paste's traceback contradicts its construct, and "not known" (or another entry) answers. What it
 cannot see: a construct the paste does not show either way (a cut traceback, a message without
