@@ -383,3 +383,17 @@ def test_torch_missing_where_an_installed_package_imports_it_names_that_package(
     own = frame("/home/u/train.py", 1, "<module>", "import torch")
     text = answer_text("Traceback (most recent call last):\n" + own + message, "torch-not-installed")
     assert text.splitlines()[2].startswith("torch was installed for another interpreter")
+
+
+# https://github.com/herbert-chen/tianchi_lvcai/issues/9 (a 2 GiB GPU); https://github.com/liruilong940607/Pose2Seg/issues/32
+# (a 4 GiB GPU where a smaller batch fitted) keeps the batch reading
+def test_out_of_memory_on_a_2_gib_gpu_says_the_gpu_is_small():
+    def oom(total: str) -> str:
+        return (
+            f"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; {total} total capacity;"
+            " 1.25 GiB already allocated; 3.55 MiB free; 1.27 GiB reserved in total by PyTorch)"
+        )
+
+    text = answer_text(oom("2.00 GiB"), "cuda-out-of-memory")
+    assert "This GPU has 2.00 GiB in all" in text and "a smaller model or input size" in text
+    assert "This GPU has" not in answer_text(oom("4.00 GiB"), "cuda-out-of-memory")

@@ -294,3 +294,20 @@ def library_channels_reading(library: Frame, expected: str, got: str) -> tuple[s
         f" channels-last array), or build the {package} model for {got} channels with its own option (timm's"
         " in_chans, a config's num_channels) where the data really has them.",
     )
+
+
+# A GPU this small (2 GiB laptop and entry cards) holds little beside a model's weights: lowering the batch
+# alone rarely gets a training run to fit (a 4 GiB card often fits with a smaller batch, so it is not read).
+SMALL_GPU_GIB = 2.0
+
+
+def small_gpu_reading(total: str) -> tuple[str, str]:
+    """(cause, first step) for a GPU out of memory where the message's own total capacity is small."""
+    return (
+        f"This GPU has {total} in all, little for this model at this input size: weights, activations and, in"
+        " training, gradients and optimizer state must all fit, and even a batch of one or two may not."
+        " Memory kept from earlier steps or another process makes it worse.",
+        "with a GPU this small, shrink the work itself: a smaller model or input size (image resolution,"
+        " sequence length), batch size 1-2 with gradient accumulation and mixed precision; or a GPU with more"
+        " memory (or the CPU)",
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.evidence_gate import loading_frame
-from torchwise.explain.evidence_readings import loading_memory_reading
+from torchwise.explain.evidence_readings import SMALL_GPU_GIB, loading_memory_reading, small_gpu_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.gpu_memory import held_elsewhere
 from torchwise.explain.kernel_assertions import ASSERTIONS
@@ -79,6 +79,9 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
             "run evaluation under torch.no_grad() (or torch.inference_mode()) with model.eval(),"
             " and move what you keep for the metrics to the CPU: preds.append(out.argmax(1).cpu())",
         )
+    elif total and _gib(total) <= SMALL_GPU_GIB:  # round 9: the message's own total says the GPU is small
+        cause, step = small_gpu_reading(total)
+        checklist.insert(0, step)
     if unallocated:
         checklist.append(
             f"{unallocated} is reserved but unallocated (fragmentation): set"
