@@ -397,3 +397,19 @@ def test_out_of_memory_on_a_2_gib_gpu_says_the_gpu_is_small():
     text = answer_text(oom("2.00 GiB"), "cuda-out-of-memory")
     assert "This GPU has 2.00 GiB in all" in text and "a smaller model or input size" in text
     assert "This GPU has" not in answer_text(oom("4.00 GiB"), "cuda-out-of-memory")
+
+
+# https://github.com/BindsNET/bindsnet/issues/201 (a Long batch into nn.Linear: "Expected object of scalar type
+# Long but got scalar type Float for argument #2 'mat2'" raised in F.linear): the usual Long/Float reading
+# assumes a loss given float targets; raised by a layer it is integer input meeting float weights
+def test_long_expected_at_a_layer_is_integer_input_not_a_loss_target():
+    message = "RuntimeError: expected scalar type Long but found Float"
+    caller = frame("/home/u/m.py", 20, "forward", "x = self.fc1(x)")
+    linear = frame(f"{TORCH}/nn/modules/linear.py", 114, "forward", "return F.linear(input, self.weight, self.bias)")
+    text = answer_text("Traceback (most recent call last):\n" + caller + linear + message, "dtype-mismatch")
+    assert "reached a layer whose weights are float, at m.py:20 in forward (x = self.fc1(x))" in text
+    assert "x = x.float()" in text and "target" not in text
+    loss = frame(f"{TORCH}/nn/functional.py", 3029, "cross_entropy", "return torch._C._nn.cross_entropy_loss(input)")
+    assert "got a Float target" in answer_text(
+        "Traceback (most recent call last):\n" + loss + message, "dtype-mismatch"
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.evidence_gate import BATCH_FACTOR
+from torchwise.explain.evidence_gate import BATCH_FACTOR, layer_owner, raising_frame
 from torchwise.explain.explanation import Explanation, answer
 from torchwise.explain.paste import Frame
 
@@ -310,4 +310,28 @@ def small_gpu_reading(total: str) -> tuple[str, str]:
         "with a GPU this small, shrink the work itself: a smaller model or input size (image resolution,"
         " sequence length), batch size 1-2 with gradient accumulation and mixed precision; or a GPU with more"
         " memory (or the CPU)",
+    )
+
+
+# A layer's product raised the dtype message, not a loss: the input is what has the other dtype.
+LAYER_OP = re.compile(r"\b(?:linear|conv[123]d|_conv_forward|matmul|addmm|bmm)\b")
+LOSS_OP = re.compile(r"loss|nll|cross_entropy|criterion", re.IGNORECASE)
+
+
+def integer_input_to_layer(expected: str, found: str, text: str, before: int) -> tuple[str, str] | None:
+    """(cause, fix) for "expected scalar type Long but found Float" raised by a layer (F.linear, a conv,
+    matmul) rather than a loss: the Long-target reading assumes a loss; the frame shows integer data
+    meeting a layer's float weights."""
+    frame = raising_frame(text, before)
+    if (expected, found) != ("Long", "Float") or frame is None:
+        return None
+    where = f"{frame.function} {frame.source}"
+    if not LAYER_OP.search(where) or LOSS_OP.search(where):
+        return None
+    at = layer_owner(text, before) or frame  # the line that called the layer names it best
+    return (
+        f"integer data (a Long tensor: raw pixel or feature values, token ids, labels used as input) reached a"
+        f" layer whose weights are float, at {at.place} ({at.source}): the input was never converted",
+        "convert the input where it is made: x = x.float() (or x.to(next(model.parameters()).dtype)); token"
+        " ids go through an nn.Embedding first, not into a Linear",
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.evidence_gate import flattened_width, library_layer
-from torchwise.explain.evidence_readings import other_width
+from torchwise.explain.evidence_readings import integer_input_to_layer, other_width
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.paste_readings import matrix_product_answer, own_matrix_product
 
@@ -176,7 +176,8 @@ def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
-    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)), advice=_told(expected, found, text))
+    advice = _told(expected, found, text) or integer_input_to_layer(expected, found, text, match.start())
+    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)), advice=advice)
 
 
 # What the message or the paste says beyond the two dtypes (round 8): the operation that raised is
