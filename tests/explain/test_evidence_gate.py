@@ -246,6 +246,8 @@ def test_a_model_loading_keyword_given_to_a_trainer_went_to_the_wrong_call():
         (68, "unexpected-keyword", "option for loading a model"),
         (82, "stack-unequal", "Your own code stacks them"),
         (86, "stack-unequal", "Entry 0 is empty"),
+        (53, "audio-no-backend", "pip install soundfile"),  # torchaudio's no_backend wording
+        (100, "input-weight-type", "(the input is torch.FloatTensor, the weights torch.cuda.FloatTensor)"),  # cut
     ],
 )
 def test_the_working_half_s_wrong_answers_read_from_the_evidence(number, error_id, phrase):

@@ -339,7 +339,8 @@ KNOWN: list[KnownError] = [
     known(
         "input-weight-type",
         # the bias is named when the weight already matched: "and bias type (c10::Half)"
-        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be the same"
+        # round 9: a paste cut mid-word ("... should be th") at the end of the text
+        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be(?: the same| ?t?h?e?\s*\Z)"
         # torch 1.x's wording, raised by a convolution's backward too ('grad_output' against 'weight')
         r"|Expected tensor for argument #\d+ '(\w+)' to have the same type as tensor for argument #\d+"
         r" '(\w+)'; but type ([\w.:]+) does not equal ([\w.:]+)",
