@@ -273,10 +273,12 @@ def test_the_page_s_round_9_rows_are_the_judged_verdicts():
         counts = [sum(v[key] == kind for v in judged) for kind in ("right", "wrong", "not known")]
         assert [int(row.group(i)) for i in (1, 3, 4)] == counts
         assert int(row.group(2)) == round(100 * counts[0] / len(judged))
-    # the answers judged after are the ones the branch gives
+    # each answer judged right after is the one explain gives (a text judged not known may be read by
+    # another branch's families later; that branch judges it)
     for row in judged:
-        got = explain(WORKING9[row["number"]])
-        assert (got and got.id) == row["got_after"], row["number"]
+        if row["after"] == "right":
+            got = explain(WORKING9[row["number"]])
+            assert got is not None and got.id == row["got_after"], row["number"]
 
 
 # https://github.com/pytorch/pytorch/issues/139031 shows stack sizes of a batch; a DataLoader's collate stacks
