@@ -23,7 +23,8 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
 
     size = r"([\d.]+ [KMGT]?i?B)"
     tried = match.group(1)
-    gpu = amount(r"GPU (\d+)") or "0"
+    number = amount(r"GPU (\d+)")  # round 9: a GPU the message does not number is not called GPU 0
+    gpu = f"GPU {number}" if number else "The GPU"
     total = amount(rf"total capaci?ty of {size}", rf"{size} total capacity")  # torch 2.1 printed "capacty"
     free = amount(rf"of which {size} is free", rf"{size} free")
     unallocated = amount(rf"{size} is reserved by PyTorch but unallocated")
@@ -54,7 +55,7 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
         cause = (
             f"The message's numbers say most of the GPU is held outside this PyTorch: {elsewhere}. Another"
             " process is using the GPU (an earlier run or a notebook kernel still alive, another job or"
-            f" user, or the other ranks of this run, each left on GPU {gpu} without"
+            f" user, or the other ranks of this run, each left on {f'GPU {number}' if number else 'one GPU'} without"
             " torch.cuda.set_device(local_rank)), or a library in this process (TensorFlow, JAX, an"
             " inference engine) took it; the batch is not what filled it."
         )
@@ -88,7 +89,7 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
             " PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
         )
     return answer(
-        title=f"GPU {gpu} ran out of memory: {facts}",
+        title=f"{gpu} ran out of memory: {facts}",
         meaning="An allocation did not fit in what is left of the GPU's memory.",
         cause=cause,
         fix="\n".join(f"{number}. {step}" for number, step in enumerate(checklist, 1)),
