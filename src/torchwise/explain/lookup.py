@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain import python_values, release_readings, remedy, value_errors, version_lookup
+from torchwise.explain.evidence_gate import withheld
 from torchwise.explain.explanation import Explanation, KnownError
 from torchwise.explain.families import (
     anomaly_errors,
@@ -380,6 +381,8 @@ def _best(text: str, table: list[KnownError] | None = None) -> tuple[Rank, Known
             continue  # round 8: a warning read where another exception stopped the run answers the wrong line
         if kind == "suggestion" and table is None and _advice_of_another(paste, match.start()):
             continue
+        if withheld(entry.id, match, text):
+            continue  # round 9: the traceback shows the construct this reading assumes is not there
         rank = (kind in ("error", "other"), not warned, not entry.generic, match.start())
         if best is None or rank > best[0]:  # ties: the earlier table entry (more specific) wins
             best = (rank, entry, match)

@@ -79,7 +79,9 @@ KNOWN: list[KnownError] = [
         # the uri is often elided in a paste ("handle uri... Error")
         r"Couldn't find appropriate backend to handle uri(?: (\S+?)(?: and format \w+)?\.?(?=\s|$)|\.\.\.)"
         # torchaudio < 2's set_audio_backend naming a backend whose library is missing
-        r"|Backend \"(\w+)\" is not one of available backends: \[([^\]]*)\]",
+        r"|Backend \"(\w+)\" is not one of available backends: \[([^\]]*)\]"
+        # round 9: torchaudio 0.x-2.0's backend/no_backend.py, raised by load when no backend was found
+        r"|No audio I/O backend is available",
         _no_backend,
     ),
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from torchwise.explain.evidence_readings import loading_option, loading_option_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.paste import Frame, frames, last_frame, user_frame
 
@@ -189,6 +190,8 @@ def _unexpected_keyword(match: re.Match[str], text: str) -> Explanation:
             f" release), or install the versions of {internal.library} and its dependencies that"
             f" were released together (its requirements)."
         )
+    elif loading_option(argument, function):  # round 9: an option of loading a model, given elsewhere
+        cause, fix = loading_option_reading(argument, what)
     elif lightning:
         cause = (
             "PyTorch Lightning 2.0 removed Trainer(gpus=...); the code was written for"

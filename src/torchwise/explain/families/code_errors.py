@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_gate import flattened_width, library_layer
+from torchwise.explain.evidence_readings import integer_input_to_layer, other_width
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.paste_readings import matrix_product_answer, own_matrix_product
 
@@ -34,6 +36,9 @@ def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
     if product is not None:
         return matrix_product_answer(product, int(rows), int(features), int(expected), int(outputs))
     folded = _folded_batch(int(rows), int(features), int(expected))
+    library = library_layer(text, match.start())  # round 9: a library's layer is sized by its config
+    if library or not folded and not flattened_width(int(features), int(expected)):
+        return other_width(int(rows), int(features), int(expected), int(outputs), library)
     return answer(
         title=f"A Linear layer expects {expected} input features but got {features}",
         meaning=(
@@ -171,7 +176,8 @@ def _scalar_type(match: re.Match[str], text: str) -> Explanation:
     if "op" in groups:  # "nll_loss_forward..." not implemented for 'Float'
         op, found = groups["op"], groups["dtype"]
         expected = "Long" if "nll_loss" in op or "cross_entropy" in op else "another dtype"
-    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)), advice=_told(expected, found, text))
+    advice = _told(expected, found, text) or integer_input_to_layer(expected, found, text, match.start())
+    return _dtype_answer(expected, found, autocast=bool(AUTOCAST.search(text)), advice=advice)
 
 
 # What the message or the paste says beyond the two dtypes (round 8): the operation that raised is
@@ -333,7 +339,8 @@ KNOWN: list[KnownError] = [
     known(
         "input-weight-type",
         # the bias is named when the weight already matched: "and bias type (c10::Half)"
-        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be the same"
+        # round 9: a paste cut mid-word ("... should be th") at the end of the text
+        r"Input type \(([\w.:]+)\) and (?:weight|bias) type \(([\w.:]+)\) should be(?: the same| ?t?h?e?\s*\Z)"
         # torch 1.x's wording, raised by a convolution's backward too ('grad_output' against 'weight')
         r"|Expected tensor for argument #\d+ '(\w+)' to have the same type as tensor for argument #\d+"
         r" '(\w+)'; but type ([\w.:]+) does not equal ([\w.:]+)",

@@ -13,6 +13,7 @@ import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, told_apart
 from torchwise.explain.families.user_code_errors import frame_of, raised_here
+from torchwise.explain.paste import Frame
 
 
 def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
@@ -45,6 +46,8 @@ def _out_of_bounds(match: re.Match[str], text: str) -> Explanation:
             f"Print x.shape and a few rows before {place}; write the file in the layout the"
             " project documents (its example lists), or read your layout with a Dataset of your own."
         )
+    elif dimension == 0 and (sampled := _sampled(frame)):  # round 9: the sampler's index, not a loop's
+        return _len_longer(sampled, f" ({place})")
     elif index == size:
         cause = (
             f"An off-by-one: valid indices run from 0 to {size - 1}, and {index} is one past the"
@@ -139,31 +142,40 @@ def _list_index(match: re.Match[str], text: str) -> Explanation | None:
                 " that line; point it at the data (an absolute path) or fix the pattern."
             ),
         )
-    # In a Dataset's __getitem__ the index is the one the sampler drew from range(len(dataset)):
-    # a list indexed with it is shorter than what __len__ returns.
-    sampled = frame is not None and frame.function == "__getitem__" and re.search(
-        r"(self\.[\w.]+)\[\s*(idx|index|i|item|ind|n|key|k)\s*\]", source
-    )
+    sampled = _sampled(frame)
     if sampled:
-        holder = sampled.group(1)
-        return answer(
-            title=f"The Dataset's __len__ is longer than {holder}{at}",
-            meaning=(
-                f"__getitem__ reads {sampled.group(0)} with the index the DataLoader's sampler drew"
-                f" from range(len(dataset)), and {holder} has no element at that index."
-            ),
-            cause=(
-                f"__len__ returns more items than {holder} holds: a count hard-coded or taken from"
-                f" another list (the images where {holder} is the labels, a config's size), or"
-                f" {holder} was filtered or filled from fewer files than expected."
-            ),
-            fix=(
-                f"Make __len__ return len({holder}) (and check that the lists read together have"
-                " one length); print len(dataset) and len of each list it indexes."
-            ),
-        )
+        return _len_longer(sampled, at)
     # any other list: which of the list and the index is off is not in the paste
     return None
+
+
+def _sampled(frame: Frame | None) -> re.Match[str] | None:
+    """In a Dataset's __getitem__ the index is the one the sampler drew from range(len(dataset)): a
+    holder read with it at dimension 0 (``self.labels[idx]``) is shorter than what __len__ returns."""
+    if frame is None or frame.function != "__getitem__":
+        return None
+    return re.search(r"(self\.[\w.]+)\[\s*(idx|index|i|item|ind|n|key|k)\s*[\],]", frame.source)
+
+
+def _len_longer(sampled: re.Match[str], at: str) -> Explanation:
+    holder = sampled.group(1)
+    read = sampled.group(0) if sampled.group(0).endswith("]") else f"{holder}[{sampled.group(2)}, ...]"
+    return answer(
+        title=f"The Dataset's __len__ is longer than {holder}{at}",
+        meaning=(
+            f"__getitem__ reads {read} with the index the DataLoader's sampler drew"
+            f" from range(len(dataset)), and {holder} has no element at that index."
+        ),
+        cause=(
+            f"__len__ returns more items than {holder} holds: a count hard-coded or taken from"
+            f" another list (the images where {holder} is the labels, a config's size), or"
+            f" {holder} was filtered or filled from fewer files than expected."
+        ),
+        fix=(
+            f"Make __len__ return len({holder}) (and check that the lists read together have"
+            " one length); print len(dataset) and len of each list it indexes."
+        ),
+    )
 
 
 def _read_list_index(match: re.Match[str], text: str) -> Explanation | None:

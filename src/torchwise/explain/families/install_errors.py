@@ -8,15 +8,22 @@ import re
 
 from torchwise.env.compat import WHEEL_INDEX, companion_version
 from torchwise.env.probe import installed_version
+from torchwise.explain.evidence_gate import raising_frame
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 from torchwise.explain.families import build_isolation_errors
 
 
 def _torch_missing(match: re.Match[str], text: str) -> Explanation:
+    importer = raising_frame(text, match.start())  # round 9: a package's own import of torch
+    needed = (
+        f"The installed package {importer.package} imports torch ({importer.place}), and this environment has no"
+        f" torch: {importer.package} needs it (even where it calls torch optional) and did not install it; or "
+        if importer is not None and importer.package not in (None, "torch") else ""
+    )
     return answer(
         title="This Python cannot find torch",
         meaning="import torch found no torch package on this interpreter's path.",
-        cause=(
+        cause=needed + (
             "torch was installed for another interpreter or environment (pip belongs to another"
             " Python, a conda/venv environment is not activated, a Jupyter kernel runs another"
             " environment), or Python runs inside a PyTorch source folder."

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_readings import CUDA_DLL, cuda_dll, procedure_not_found
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
 from torchwise.explain.paste import frames, last_frame
 
@@ -49,11 +50,17 @@ def _windows_dll(match: re.Match[str], text: str) -> Explanation:
     line_start = text.rfind("\n", 0, match.start()) + 1
     if re.search(r"WinError 1455|paging file|页面文件", text[line_start : match.end()]):
         return _paging_file(name)
+    # round 9: the code and the DLL's name say what failed, which the missing-runtime reading assumes
+    if re.search(r"WinError 127\b", text[line_start : match.end()]):
+        return procedure_not_found(name)
+    if CUDA_DLL.match(name):
+        return cuda_dll(name, text)
+    code = fact(text[line_start : match.end()], r"(\[WinError \d+\])") or "[WinError 126]"  # round 9: as printed
     return answer(
         title=f"Windows could not load {name} or a DLL it needs",
         meaning=(
             f"import torch loads {name} from torch\\lib; Windows could not load it or one of"
-            " the DLLs it depends on ([WinError 126])."
+            f" the DLLs it depends on ({code})."
         ),
         cause=(
             "A runtime DLL is missing on this machine: the Microsoft Visual C++ Redistributable,"

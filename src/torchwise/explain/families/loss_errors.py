@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_gate import reshaped_batch
+from torchwise.explain.evidence_readings import item_counts
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
@@ -107,6 +109,8 @@ def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
     flattened = flattened_counts(rows, targets, text, match.start())  # no hard-coded size on that line
     if flattened is not None:
         return flattened
+    if not reshaped_batch(rows, targets):  # round 9: no view of the batch turns one count into the other
+        return item_counts(rows, targets)
     return answer(
         title=f"The output has {rows} rows but the target has {targets}",
         meaning=meaning,

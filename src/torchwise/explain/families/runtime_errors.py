@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.evidence_gate import loading_frame
+from torchwise.explain.evidence_readings import SMALL_GPU_GIB, loading_memory_reading, small_gpu_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
 from torchwise.explain.gpu_memory import held_elsewhere
+from torchwise.explain.kernel_assertions import ASSERTIONS
 from torchwise.explain.paste import evaluation_context, last_frame, user_frame
 
 
@@ -20,7 +23,8 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
 
     size = r"([\d.]+ [KMGT]?i?B)"
     tried = match.group(1)
-    gpu = amount(r"GPU (\d+)") or "0"
+    number = amount(r"GPU (\d+)")  # round 9: a GPU the message does not number is not called GPU 0
+    gpu = f"GPU {number}" if number else "The GPU"
     total = amount(rf"total capaci?ty of {size}", rf"{size} total capacity")  # torch 2.1 printed "capacty"
     free = amount(rf"of which {size} is free", rf"{size} free")
     unallocated = amount(rf"{size} is reserved by PyTorch but unallocated")
@@ -43,12 +47,15 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
     )
     elsewhere = held_elsewhere(text, size, total, free)
     evaluating = evaluation_context(text)
-    if elsewhere:
+    loading = loading_frame(text, match.start())  # round 9: no batch has run while weights load
+    if loading and not elsewhere:
+        cause, checklist = loading_memory_reading(loading)
+    elif elsewhere:
         # round 8: the numbers say the memory is not this torch's: halving the batch cannot help
         cause = (
             f"The message's numbers say most of the GPU is held outside this PyTorch: {elsewhere}. Another"
             " process is using the GPU (an earlier run or a notebook kernel still alive, another job or"
-            f" user, or the other ranks of this run, each left on GPU {gpu} without"
+            f" user, or the other ranks of this run, each left on {f'GPU {number}' if number else 'one GPU'} without"
             " torch.cuda.set_device(local_rank)), or a library in this process (TensorFlow, JAX, an"
             " inference engine) took it; the batch is not what filled it."
         )
@@ -73,44 +80,20 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
             "run evaluation under torch.no_grad() (or torch.inference_mode()) with model.eval(),"
             " and move what you keep for the metrics to the CPU: preds.append(out.argmax(1).cpu())",
         )
+    elif total and _gib(total) <= SMALL_GPU_GIB:  # round 9: the message's own total says the GPU is small
+        cause, step = small_gpu_reading(total)
+        checklist.insert(0, step)
     if unallocated:
         checklist.append(
             f"{unallocated} is reserved but unallocated (fragmentation): set"
             " PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
         )
     return answer(
-        title=f"GPU {gpu} ran out of memory: {facts}",
+        title=f"{gpu} ran out of memory: {facts}",
         meaning="An allocation did not fit in what is left of the GPU's memory.",
         cause=cause,
         fix="\n".join(f"{number}. {step}" for number, step in enumerate(checklist, 1)),
     )
-
-
-# The kernel assertion printed before "device-side assert triggered" names the real error.
-ASSERTIONS = (
-    (
-        r"srcIndex < srcSelectDimSize|indexSelect",
-        "an index >= num_embeddings reached nn.Embedding (or index_select)",
-        "check the ids: assert ids.max() < emb.num_embeddings (a tokenizer larger than the"
-        " vocabulary, or a sequence longer than the position embeddings)",
-    ),
-    (
-        r"t >= 0 && t < n_classes|cur_target >= 0 && cur_target < n_classes",
-        "a class label >= the number of classes (or negative) reached CrossEntropyLoss/NLLLoss",
-        "check the labels: assert 0 <= y.min() and y.max() < num_classes (labels counted from 1,"
-        " or an ignore value other than -100)",
-    ),
-    (
-        r"index out of bounds|-sizes\[i\] <= index && index < sizes\[i\]",
-        "a tensor index is out of range (x[idx], gather or scatter with an index >= the size)",
-        "check the index tensor: assert idx.min() >= -n and idx.max() < n for the indexed size n",
-    ),
-    (
-        r"input_val >= zero && input_val <= one",
-        "BCELoss got values outside [0, 1] (raw logits, or NaN)",
-        "use nn.BCEWithLogitsLoss on the raw outputs instead of BCELoss",
-    ),
-)
 
 
 def _device_assert(match: re.Match[str], text: str) -> Explanation:

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain import evidence_readings as readings
+from torchwise.explain.evidence_gate import empty_entry, in_collate, library_layer, own_stack
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
+
+GRAYSCALE_MIXED = "Grayscale (1 channel) and colour (3 channel) images are mixed in the dataset."
 
 
 def _stack(match: re.Match[str], text: str) -> Explanation:
@@ -20,9 +24,14 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
         f" batch) needs equal shapes; entry 0 is {shape(first)}, entry {index} is {shape(second)}."
     )
     title = f"Samples of different shapes cannot be stacked: {shape(first)} and {shape(second)}"
-    if len(first) == 3 and len(second) == 3 and {first[0], second[0]} == {1, 3}:
-        cause = "Grayscale (1 channel) and colour (3 channel) images are mixed in the dataset."
+    if empty_entry(first, second):  # round 9: a size 0 is a sample with nothing in it, not a short one
+        cause, fix = readings.empty_sample_reading(index if 0 in second else "0")
+    elif len(first) == 3 and len(second) == 3 and {first[0], second[0]} in ({1, 3}, {3, 4}, {1, 4}):
+        rgba = "Images with an alpha channel (RGBA, 4 channels: PNG files) are mixed with other images."  # round 9
+        cause = rgba if 4 in (first[0], second[0]) else GRAYSCALE_MIXED
         fix = 'Convert every image when loading: Image.open(path).convert("RGB").'
+    elif len(first) == len(second) >= 3 and first[0] == second[0] and (own := own_stack(text, match.start())):
+        cause, fix = readings.own_stack_reading(own)  # round 9: the user's collate stacks what it gathered
     elif len(first) == len(second) >= 3 and first[0] == second[0]:
         cause = "Images of different sizes: the transforms do not bring them to one size."
         fix = (
@@ -35,6 +44,8 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
             "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
             " let the tokenizer pad (padding=True)."
         )
+    elif len(first) == len(second) >= 2 and first[1:] == second[1:] and in_collate(text, match.start()):
+        cause, fix = readings.collated_lengths_reading(first[0], second[0])  # round 9: a batch's samples, not lists
     else:
         cause = f"Lists of different lengths ({first[0]} and {second[0]} rows) are stacked."
         fix = (
@@ -106,6 +117,8 @@ def _channels(match: re.Match[str], text: str) -> Explanation:
             f" its axes are in the order [N, H, C, W], so conv reads {got} as the channels."
         )
         fix = f"Permute it before the layer: x = x.permute(0, 2, 1, 3) gives [N, {expected}, {got}, {got}]."
+    elif library := library_layer(text, match.start()):  # round 9: a library's conv, built from its options
+        cause, fix = readings.library_channels_reading(library, expected, got)
     else:
         cause = "in_channels was set for another layer's output, or the data has another channel count."
         fix = f"Set in_channels={got} on this conv, or fix the layer before it."

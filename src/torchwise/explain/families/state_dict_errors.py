@@ -8,17 +8,10 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.checkpoint_keys import listed_keys, listing_cut
+from torchwise.explain.evidence_gate import permuted
+from torchwise.explain.evidence_readings import permuted_layout_reading, repeated_tensor, repeated_tensor_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
-
-
-def _keys(label: str, text: str) -> list[str]:
-    """The keys the message lists: the last listing that quotes any (a user's own sentence
-    may quote the message first, or with typographic quotes)."""
-    for line in reversed(re.findall(rf"{label} key\(s\) in state_dict: (.*)", text)):
-        keys = re.findall(r'"([^"]+)"', line) or re.findall(r"[\u2018\u201c]([^\u2019\u201d]+)[\u2019\u201d]", line)
-        if keys:
-            return keys
-    return []
 
 
 def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
@@ -48,13 +41,6 @@ def _vocabulary_rows(name: str, saved: str, current: str) -> bool:
     table = re.search(r"embed|wte\b|lm_head|\bshared\b|tok_embeddings|word_embeddings", name)
     same_width = len(before) == len(after) == 2 and before[1] == after[1]
     return bool(table) and same_width and before[0] != after[0] and min(before[0], after[0]) >= 1000
-
-
-def _cut(label: str, text: str) -> bool:
-    """The last listing of ``label`` keys stops mid-list (a trailing comma, dots), not at the
-    closing quote and full stop torch ends it with."""
-    listings = [line for line in re.findall(rf"{label} key\(s\) in state_dict: (.*)", text) if '"' in line]
-    return bool(listings) and not re.search(r'"\s*\.?\s*$', listings[-1])
 
 
 SEVERAL_GPUS = re.compile(r"\b(?:[2-9]|two|several|multiple) GPUs\b|multi-?gpu|DataParallel", re.IGNORECASE)
@@ -115,7 +101,7 @@ def _optimizer_state(unexpected: list[str]) -> bool:
 def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
     named = match.group(1) or fact(text, r"Error\(s\) in loading state_dict for (\w+)")
     model = f" {named}" if named else ""  # the old wording names no class
-    missing, unexpected = _keys("Missing", text), _keys("Unexpected", text)
+    missing, unexpected = listed_keys("Missing", text), listed_keys("Unexpected", text)
     # \s+ between words: pasted logs often wrap these long lines
     sizes = re.findall(
         r"size mismatch\s+for ([\w.]+): copying a param with shape\s+torch\.Size\(\[([\d, ]*)\]\)"
@@ -221,6 +207,10 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             f"give the model the checkpoint's table size before loading: model.resize_token_embeddings({saved_rows})"
             f" (or config.vocab_size={saved_rows}), and use the tokenizer saved with the checkpoint"
         )
+    elif sizes and all(permuted(dims(saved), dims(current)) for _, saved, current in sizes):
+        cause, fix = permuted_layout_reading([name for name, _, _ in sizes])  # round 9: a layout, not sizes
+        causes.append(cause)
+        fixes.append(fix)
     elif sizes:
         names = ", ".join(f'"{name}"' for name, _, _ in sizes)
         causes.append(
@@ -264,6 +254,13 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             " delete the key first: state.pop(key), or install the transformers the checkpoint"
             " was made with"
         )
+    # round 9: one tensor of every layer on one side only is a code version, not a model's options
+    side, keys = ("checkpoint", unexpected) if unexpected and not missing else ("model", missing)
+    repeated = repeated_tensor(keys) if not causes and not (missing and unexpected) else None
+    if repeated:
+        cause, fix = repeated_tensor_reading(repeated, len(keys), side=side)
+        causes.append(cause)
+        fixes.append(fix)
     if not causes and unexpected and not missing:
         causes.append(
             "the model was built with fewer parts than the one that was saved: an option given"
@@ -274,7 +271,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             "build the model with the same options the checkpoint was trained with (the"
             " config or command-line flags saved with it)"
         )
-    elif not causes and missing and not unexpected and _cut("Missing", text):
+    elif not causes and missing and not unexpected and listing_cut("Missing", text):
         # torch lists the unexpected keys after the missing ones: a listing cut short hides them,
         # and with them whether the checkpoint's keys are the same layers under other names
         if not SEVERAL_GPUS.search(text):
