@@ -32,6 +32,8 @@ def all_rules() -> dict[str, Rule]:
         options,
         removed,
         resume,
+        resume_bookkeeping,
+        resume_epoch,
         sampler_epoch,
         saving,
         schedule,
