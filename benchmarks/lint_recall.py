@@ -54,8 +54,9 @@ def seen_in(folder: Path) -> list[Seen]:
 NAMES = {
     "eval-grad": {"TW104", "TW132"},
     # A resume that brings the weights back and loses the rest of the run: the optimizer, scaler or
-    # schedule (TW131), the best score so far (TW150), the epoch it had finished (TW151).
-    "resume-partial": {"TW131", "TW150", "TW151"},
+    # schedule (TW131), the best score so far (TW150), the epoch it had finished (TW151), the LR
+    # milestones it had passed (TW152).
+    "resume-partial": {"TW131", "TW150", "TW151", "TW152"},
     "whole-module-save": {"TW111", "TW125"},
     "data0": {"TW129"},
     "next-exhausted": {"TW130"},

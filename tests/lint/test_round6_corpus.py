@@ -91,5 +91,6 @@ def test_round6_held_out_half_stays_at_its_floor():
     # TW150/TW151 add fast-autoaugment's best_top1 reset and its saved epoch trained again, and TW132
     # powerful-gnns' two pass_data_iteratively calls after eval() (judged right in findings.json or
     # on a judged bug's line).
-    assert (result["bugs"], len(result["found"])) == (23, 14)
-    assert (result["warnings+errors"], len(result["right"])) == (15, 15)
+    # TW152 finds RFBNet's step_index starting at 0 after --resume_epoch.
+    assert (result["bugs"], len(result["found"])) == (23, 15)
+    assert (result["warnings+errors"], len(result["right"])) == (16, 16)

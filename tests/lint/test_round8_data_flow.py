@@ -258,3 +258,37 @@ def test_the_same_loader_with_set_epoch_is_silent():
     fixed = FLOWTRON.replace("        for batch in train_loader:", "        train_loader.sampler.set_epoch(epoch)\n"
                                                                     "        for batch in train_loader:")
     assert found(fixed, "TW149") == []
+
+
+# --- TW152: a milestone index that starts again at 0 ---------------------------------------------
+
+# gzerveas/mvts_transformer src/main.py (tests/lint/worked8, judged bug at line 174):
+# https://github.com/gzerveas/mvts_transformer/blob/3f2e378bc77d02e82a44671f20cf15bc7761671a/src/main.py
+# the loader hands back the model, the optimizer and the epoch; the index into config['lr_step']
+# starts at 0 and moves only on an exact match, so a run resumed past the first milestone never decays.
+MVTS = """\
+def main(config, args, model, optimizer):
+    start_epoch = 0
+    lr_step = 0
+    lr = config['lr']
+    if args.load_model:
+        model, optimizer, start_epoch = utils.load_model(model, config['load_model'], optimizer)
+    for epoch in tqdm(range(start_epoch + 1, config["epochs"] + 1)):
+        train_epoch(model, optimizer)
+        if epoch == config['lr_step'][lr_step]:
+            lr = lr * config['lr_factor'][lr_step]
+            if lr_step < len(config['lr_step']) - 1:
+                lr_step += 1
+"""
+
+
+def test_a_milestone_index_at_zero_with_a_loop_continuing_from_the_loaded_epoch_warns():
+    assert found(MVTS, "TW152") == [("TW152", 3, "warning")]
+
+
+def test_the_same_index_without_a_resume_or_caught_up_is_silent():
+    fresh = MVTS.replace("        model, optimizer, start_epoch = utils.load_model(model, config['load_model'], optimizer)\n",
+                         "        utils.load_weights(model, config['load_model'])\n")
+    assert found(fresh, "TW152") == []
+    caught_up = MVTS.replace("    for epoch in", "    lr_step = sum(s <= start_epoch for s in config['lr_step'])\n    for epoch in")
+    assert found(caught_up, "TW152") == []

@@ -34,6 +34,7 @@ def all_rules() -> dict[str, Rule]:
         resume,
         resume_bookkeeping,
         resume_epoch,
+        resume_milestones,
         sampler_epoch,
         saving,
         schedule,

@@ -1,5 +1,5 @@
 """A classifier that resumes its weights, optimizer and epoch, but saves the epoch it has just
-trained and keeps its best accuracy from scratch."""
+trained, keeps its best accuracy from scratch and counts its LR milestones from 0 again."""
 
 import argparse
 
@@ -40,7 +40,12 @@ def main(model, train_loader, val_loader):
         optimizer.load_state_dict(checkpoint["optimizer"])
         start_epoch = checkpoint["epoch"]
     best_acc = 0.0  # expect: TW150
+    milestone = 0  # expect: TW152
     for epoch in range(start_epoch, args.epochs):
+        if epoch in (30, 60):
+            milestone += 1
+            for group in optimizer.param_groups:
+                group["lr"] = 0.1 * 0.1**milestone
         train_one_epoch(model, train_loader, optimizer, criterion)
         acc = validate(model, val_loader)
         state = {
