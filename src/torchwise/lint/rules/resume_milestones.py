@@ -59,7 +59,8 @@ def milestone_index_restarts(ctx: FileContext) -> Iterator[Hit]:
             if inits:
                 statement = ctx.statement(inits[-1])
                 what = f"{index} starts at {ast.unparse(inits[-1])} while the loop counts on from {start}"
-                yield Hit(statement or inits[-1], f"{what} after a resume: the milestones already passed are not counted")
+                lost = "after a resume: the milestones already passed are not counted"
+                yield Hit(statement or inits[-1], f"{what} {lost}")
 
 
 def _counted_from(loop: ast.For) -> str | None:
