@@ -293,3 +293,40 @@ def test_the_same_index_without_a_resume_or_caught_up_is_silent():
     passed = "    lr_step = sum(s <= start_epoch for s in config['lr_step'])\n"
     caught_up = MVTS.replace("    for epoch in", passed + "    for epoch in")
     assert found(caught_up, "TW152") == []
+
+
+# --- TW153: the test split selects the model -------------------------------------------------------
+
+# thuml/Anomaly-Transformer solver.py (tests/lint/worked8, judged bug at line 199):
+# https://github.com/thuml/Anomaly-Transformer/blob/b0ee470c8012bff857fb600462aec6209c4a18d9/solver.py
+ANOMALY = """\
+class Solver(object):
+    def __init__(self, config):
+        self.vali_loader = get_loader_segment(self.data_path, mode='val')
+        self.test_loader = get_loader_segment(self.data_path, mode='test')
+
+    def vali(self, vali_loader):
+        return score(self.model, vali_loader)
+
+    def train(self):
+        for epoch in range(self.num_epochs):
+            for i, (input_data, labels) in enumerate(self.train_loader):
+                self.optimizer.zero_grad()
+                loss1.backward()
+                self.optimizer.step()
+            vali_loss1, vali_loss2 = self.vali(self.test_loader)
+            early_stopping(vali_loss1, vali_loss2, self.model, path)
+"""
+
+
+def test_the_test_loader_handed_to_the_validation_that_early_stops_warns():
+    assert found(ANOMALY, "TW153") == [("TW153", 15, "warning")]
+
+
+def test_the_validation_loader_or_a_test_score_that_only_reports_is_silent():
+    assert found(ANOMALY.replace("self.vali(self.test_loader)", "self.vali(self.vali_loader)"), "TW153") == []
+    reported = ANOMALY.replace("early_stopping(vali_loss1, vali_loss2, self.model, path)", "print(vali_loss1)")
+    assert found(reported, "TW153") == []
+    # No validation split in the file: scoring the test split each epoch cannot be told from a choice.
+    assert found(ANOMALY.replace("        self.vali_loader = get_loader_segment(self.data_path, mode='val')\n", ""),
+                 "TW153") == []

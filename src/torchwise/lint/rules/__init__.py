@@ -38,6 +38,7 @@ def all_rules() -> dict[str, Rule]:
         sampler_epoch,
         saving,
         schedule,
+        selection,
         shared_grads,
         syncs,
         train_mode,
