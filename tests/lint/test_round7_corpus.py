@@ -100,7 +100,8 @@ def test_round7_held_out_half_now():
     result = bench.load("lint_recall").measure(HELD_OUT_7)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     # Round 8 (lint8b), worked on since: TW150 finds world-models' cur_best = None after both reloads,
-    # TW132 real-nvp's sample() called after eval() outside no_grad (TW151 lands on its resume's lines).
-    assert (result["bugs"], len(result["found"])) == (33, 19)
+    # TW132 real-nvp's sample() called after eval() outside no_grad (TW151 lands on its resume's lines),
+    # TW149 (info) vq-vae-2's sampler from dist.data_sampler(..., distributed=...) with no set_epoch.
+    assert (result["bugs"], len(result["found"])) == (33, 20)
     assert (result["warnings+errors"], len(result["right"])) == (22, 22)
     assert result["wrong"] == []

@@ -330,3 +330,25 @@ def test_the_validation_loader_or_a_test_score_that_only_reports_is_silent():
     # No validation split in the file: scoring the test split each epoch cannot be told from a choice.
     assert found(ANOMALY.replace("        self.vali_loader = get_loader_segment(self.data_path, mode='val')\n", ""),
                  "TW153") == []
+
+
+# rosinality/vq-vae-2-pytorch train_vqvae.py (tests/lint/heldout7, judged bug at line 102):
+# https://github.com/rosinality/vq-vae-2-pytorch/blob/ef5f67c46f93624163776caec9e0d95063910eca/train_vqvae.py
+# the sampler comes from a helper of another file told to distribute: info, what it builds is unseen.
+VQVAE = """\
+from torch.utils.data import DataLoader
+import distributed as dist
+def train(epoch, loader, model, optimizer):
+    for i, (img, label) in enumerate(loader):
+        step(model, img)
+def main(args):
+    sampler = dist.data_sampler(dataset, shuffle=True, distributed=args.distributed)
+    loader = DataLoader(dataset, batch_size=128 // args.n_gpu, sampler=sampler, num_workers=2)
+    for i in range(args.epoch):
+        train(i, loader, model, optimizer)
+"""
+
+
+def test_a_sampler_helper_of_another_file_told_to_distribute_is_info():
+    assert found(VQVAE, "TW149") == [("TW149", 7, "info")]
+    assert found(VQVAE.replace("distributed=args.distributed", "distributed=False"), "TW149") == []

@@ -51,3 +51,13 @@ def returned_as(ctx: FileContext, name: str, holder: ast.AST) -> list[str]:
             elif place is not None and isinstance(target, ast.Tuple) and place < len(target.elts):
                 names.append(dotted(target.elts[place]) or "")
     return [n for n in names if n]
+
+
+def distributed_sampler_helper(ctx: FileContext, call: ast.Call) -> bool:
+    """A function of another file named for a sampler and told to distribute (vq-vae-2's
+    ``dist.data_sampler(dataset, shuffle=True, distributed=args.distributed)``): most likely a
+    DistributedSampler, which this file cannot see."""
+    if ctx.callee(call) is not None or "sampler" not in (dotted(call.func) or "").rsplit(".", 1)[-1].lower():
+        return False
+    told = [k.value for k in call.keywords if k.arg and "distributed" in k.arg.lower()]
+    return any(not (isinstance(v, ast.Constant) and not v.value) for v in told)
