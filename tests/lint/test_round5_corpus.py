@@ -68,7 +68,8 @@ def test_round5_held_out_half_stays_at_its_floor():
     # Round 7: TW147 finds SimCLR linear_evaluation.py's test loader that drops its last batch; wgan-gp's
     # gan_mnist.py, a Python 2 file, is read with its print statements parenthesised: TW132 finds its
     # volatile sample generation, and TW144 / TW136 name the Python 2 lines judged there.
-    assert (result["bugs"], len(result["found"])) == (52, 29)
-    # Round 8 (lint8b): TW150 on deepspeech's best_wer and melgan's best_mel_reconst after their
-    # resumes, judged right in findings.json.
-    assert (result["warnings+errors"], len(result["right"])) == (44, 44)
+    # Round 8 (lint8b): TW154 finds SimCLR's scheduler stepped on node 0 only and deepspeech.pytorch's
+    # anneal on the main process only; TW150 on deepspeech's best_wer and melgan's best_mel_reconst
+    # after their resumes, judged right in findings.json.
+    assert (result["bugs"], len(result["found"])) == (52, 31)
+    assert (result["warnings+errors"], len(result["right"])) == (46, 46)

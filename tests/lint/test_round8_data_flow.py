@@ -352,3 +352,38 @@ def main(args):
 def test_a_sampler_helper_of_another_file_told_to_distribute_is_info():
     assert found(VQVAE, "TW149") == [("TW149", 7, "info")]
     assert found(VQVAE.replace("distributed=args.distributed", "distributed=False"), "TW149") == []
+
+
+# --- TW154: state every rank holds, changed on rank 0 only ----------------------------------------
+
+# hustvl/YOLOP tools/train.py (tests/lint/worked8, judged bug at line 150):
+# https://github.com/hustvl/YOLOP/blob/8d8f68df318c71f01d6f813c024df646c7d1978f/tools/train.py
+YOLOP = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+def main(rank, cfg, model, optimizer):
+    if rank in [-1, 0]:
+        if cfg.AUTO_RESUME:
+            checkpoint = torch.load(checkpoint_file)
+            model.load_state_dict(checkpoint['state_dict'])
+            optimizer.load_state_dict(checkpoint['optimizer'])
+        if cfg.TRAIN.SEG_ONLY:
+            for k, v in model.named_parameters():
+                v.requires_grad = k not in frozen
+    if rank != -1:
+        model = DDP(model, device_ids=[rank])
+"""
+
+
+def test_an_optimizer_restored_and_layers_frozen_on_rank_zero_only_warn_at_the_rank_test():
+    assert found(YOLOP, "TW154") == [("TW154", 4, "warning")]
+
+
+def test_logging_or_weights_on_rank_zero_a_broadcast_or_no_ddp_are_silent():
+    # Weights loaded on rank 0 before the wrap reach the others: DDP broadcasts them at construction.
+    weights_only = YOLOP.replace("            optimizer.load_state_dict(checkpoint['optimizer'])\n", "")
+    weights_only = weights_only.replace("v.requires_grad = k not in frozen", "print(k)")
+    assert found(weights_only, "TW154") == []
+    assert found(YOLOP + "torch.distributed.broadcast_object_list([optimizer.state_dict()])\n", "TW154") == []
+    single = YOLOP.replace("from torch.nn.parallel import DistributedDataParallel as DDP\n", "")
+    assert found(single.replace("DDP(", "wrap("), "TW154") == []

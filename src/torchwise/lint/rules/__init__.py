@@ -30,6 +30,7 @@ def all_rules() -> dict[str, Rule]:
         loop,
         optimizer,
         options,
+        rank_state,
         removed,
         resume,
         resume_bookkeeping,
