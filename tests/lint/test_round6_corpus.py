@@ -91,6 +91,7 @@ def test_round6_held_out_half_stays_at_its_floor():
     # TW150/TW151 add fast-autoaugment's best_top1 reset and its saved epoch trained again, and TW132
     # powerful-gnns' two pass_data_iteratively calls after eval() (judged right in findings.json or
     # on a judged bug's line).
-    # TW152 finds RFBNet's step_index starting at 0 after --resume_epoch.
-    assert (result["bugs"], len(result["found"])) == (23, 15)
+    # TW152 finds RFBNet's step_index starting at 0 after --resume_epoch; TW155 (info) the two
+    # validations awesome-semantic-segmentation shards across ranks and never reduces.
+    assert (result["bugs"], len(result["found"])) == (23, 17)
     assert (result["warnings+errors"], len(result["right"])) == (16, 16)

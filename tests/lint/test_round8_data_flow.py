@@ -387,3 +387,38 @@ def test_logging_or_weights_on_rank_zero_a_broadcast_or_no_ddp_are_silent():
     assert found(YOLOP + "torch.distributed.broadcast_object_list([optimizer.state_dict()])\n", "TW154") == []
     single = YOLOP.replace("from torch.nn.parallel import DistributedDataParallel as DDP\n", "")
     assert found(single.replace("DDP(", "wrap("), "TW154") == []
+
+
+# --- TW155 (info): an evaluation sharded across ranks, never gathered ------------------------------
+
+# Tramac/awesome-semantic-segmentation-pytorch scripts/train.py (tests/lint/heldout6, judged bug at 146):
+# https://github.com/Tramac/awesome-semantic-segmentation-pytorch/blob/
+#     d37d2a17221d2681ad454958cf06a1065e9b1f7f/scripts/train.py
+SEGMENTATION = """\
+class Trainer(object):
+    def __init__(self, args):
+        val_sampler = make_data_sampler(val_dataset, False, args.distributed)
+        val_batch_sampler = make_batch_data_sampler(val_sampler, args.batch_size)
+        self.val_loader = data.DataLoader(dataset=val_dataset, batch_sampler=val_batch_sampler)
+
+    def validation(self):
+        for i, (image, target, filename) in enumerate(self.val_loader):
+            with torch.no_grad():
+                outputs = model(image)
+            self.metric.update(outputs[0], target)
+            pixAcc, mIoU = self.metric.get()
+        new_pred = (pixAcc + mIoU) / 2
+        synchronize()
+"""
+
+
+def test_a_validation_sampler_built_for_distributed_runs_and_never_gathered_is_info():
+    assert found(SEGMENTATION, "TW155") == [("TW155", 3, "info")]
+
+
+def test_a_validation_that_sums_the_ranks_counts_or_is_not_distributed_is_silent():
+    # zhanghang1989/PyTorch-Encoding experiments/recognition/train_dist.py (tests/lint/heldout4):
+    # torch_dist_sum(args.gpu, top1.sum, top1.count, ...) after the loop.
+    summed = SEGMENTATION.replace("synchronize()", "sums = torch_dist_sum(args.gpu, self.metric.sum)")
+    assert found(summed, "TW155") == []
+    assert found(SEGMENTATION.replace("args.distributed", "False"), "TW155") == []

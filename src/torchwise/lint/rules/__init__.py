@@ -40,6 +40,7 @@ def all_rules() -> dict[str, Rule]:
         saving,
         schedule,
         selection,
+        sharded_eval,
         shared_grads,
         syncs,
         train_mode,
