@@ -53,7 +53,10 @@ def seen_in(folder: Path) -> list[Seen]:
 # (each such hit is checked by hand in the verdicts).
 NAMES = {
     "eval-grad": {"TW104", "TW132"},
-    "resume-partial": {"TW131"},
+    # A resume that brings the weights back and loses the rest of the run: the optimizer, scaler or
+    # schedule (TW131), the best score so far (TW150), the epoch it had finished (TW151), the LR
+    # milestones it had passed (TW152).
+    "resume-partial": {"TW131", "TW150", "TW151", "TW152"},
     "whole-module-save": {"TW111", "TW125"},
     "data0": {"TW129"},
     "next-exhausted": {"TW130"},

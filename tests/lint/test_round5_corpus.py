@@ -51,7 +51,8 @@ def test_round5_working_half_stays_at_its_floor():
     # Before the round's changes (rules of 32fc019): 20 of 36 found, 43 of 50 right.
     assert (result["bugs"], len(result["found"])) == (36, 34)
     # Round 6 adds FixMatch's --amp resume that leaves apex's loss scale behind (TW131, judged right).
-    assert (result["warnings+errors"], len(result["right"])) == (66, 66)
+    # Round 8 (lint8b): TW151 on vision-transformers-cifar10's saved epoch, judged right in findings.json.
+    assert (result["warnings+errors"], len(result["right"])) == (67, 67)
 
 
 def test_round5_held_out_half_stays_at_its_floor():
@@ -67,5 +68,8 @@ def test_round5_held_out_half_stays_at_its_floor():
     # Round 7: TW147 finds SimCLR linear_evaluation.py's test loader that drops its last batch; wgan-gp's
     # gan_mnist.py, a Python 2 file, is read with its print statements parenthesised: TW132 finds its
     # volatile sample generation, and TW144 / TW136 name the Python 2 lines judged there.
-    assert (result["bugs"], len(result["found"])) == (52, 29)
-    assert (result["warnings+errors"], len(result["right"])) == (42, 42)
+    # Round 8 (lint8b): TW154 finds SimCLR's scheduler stepped on node 0 only and deepspeech.pytorch's
+    # anneal on the main process only; TW150 on deepspeech's best_wer and melgan's best_mel_reconst
+    # after their resumes, judged right in findings.json.
+    assert (result["bugs"], len(result["found"])) == (52, 31)
+    assert (result["warnings+errors"], len(result["right"])) == (46, 46)

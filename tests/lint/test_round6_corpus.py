@@ -87,5 +87,11 @@ def test_round6_held_out_half_stays_at_its_floor():
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     # round 7 (lint7a): 4 more found, each by a warning on its bug's line (TW132 on powerful-gnns'
     # pass_data_iteratively and fast-autoaugment's --only-eval pass, TW131 on RFBNet's and SASRec's resumes)
-    assert (result["bugs"], len(result["found"])) == (23, 13)
-    assert (result["warnings+errors"], len(result["right"])) == (10, 10)
+    # round 8 (lint8b): TW150 finds DrQA's best_valid restarting at 0 after the --checkpoint resume;
+    # TW150/TW151 add fast-autoaugment's best_top1 reset and its saved epoch trained again, and TW132
+    # powerful-gnns' two pass_data_iteratively calls after eval() (judged right in findings.json or
+    # on a judged bug's line).
+    # TW152 finds RFBNet's step_index starting at 0 after --resume_epoch; TW155 (info) the two
+    # validations awesome-semantic-segmentation shards across ranks and never reduces.
+    assert (result["bugs"], len(result["found"])) == (23, 17)
+    assert (result["warnings+errors"], len(result["right"])) == (16, 16)

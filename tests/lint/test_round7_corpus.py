@@ -46,8 +46,10 @@ def test_round7_working_half_stays_at_its_floor():
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     # Before the round's changes (rules of a5b234b, re-measured 2026-12-02 by the round's judge):
     # 18 of 36 found, 26 of 27 warnings and errors right (the wrong one TW116 on Towards-Realtime-MOT).
-    assert (result["bugs"], len(result["found"])) == (36, 26)
-    assert (result["warnings+errors"], len(result["right"])) == (39, 39)
+    # Round 8 (lint8b): TW151 finds two-stream's saved epoch trained again; TW150 on pytorch-semseg's
+    # best_iou and TW132 on pixel-cnn-pp's sample() call judged right in findings.json.
+    assert (result["bugs"], len(result["found"])) == (36, 27)
+    assert (result["warnings+errors"], len(result["right"])) == (42, 42)
 
 
 def _judged() -> dict[str, list[dict]]:
@@ -97,6 +99,9 @@ def test_round7_held_out_half_now():
     # iterator over a loader whose sampler never ends never runs out (TW130). The same 16 found.
     result = bench.load("lint_recall").measure(HELD_OUT_7)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (33, 16)
-    assert (result["warnings+errors"], len(result["right"])) == (18, 18)
+    # Round 8 (lint8b), worked on since: TW150 finds world-models' cur_best = None after both reloads,
+    # TW132 real-nvp's sample() called after eval() outside no_grad (TW151 lands on its resume's lines),
+    # TW149 (info) vq-vae-2's sampler from dist.data_sampler(..., distributed=...) with no set_epoch.
+    assert (result["bugs"], len(result["found"])) == (33, 20)
+    assert (result["warnings+errors"], len(result["right"])) == (22, 22)
     assert result["wrong"] == []

@@ -108,6 +108,9 @@ def path_text(ctx: FileContext, node: ast.expr | None) -> str | None:
             if isinstance(ancestor, ast.With):
                 for item in ancestor.items:
                     opened = item.context_expr
+                    # once rebound to the opened path (a constant, a call), outer `with`s name other files
+                    if not isinstance(node, ast.Name):
+                        break
                     if dotted(item.optional_vars) == node.id and isinstance(opened, ast.Call) and opened.args:
                         node = opened.args[0]
                         break

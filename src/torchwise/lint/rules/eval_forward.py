@@ -12,6 +12,7 @@ from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
+from torchwise.lint.rules.eval_helpers import helper_forwards
 from torchwise.lint.rules.evaluation import evaluation_loops
 from torchwise.lint.rules.forward_flow import (
     EVAL_DATA_WORDS,
@@ -31,7 +32,10 @@ def model_object(ctx: FileContext, func: ast.expr) -> bool:
     if name is None or ctx.kind(func) != "model":
         return False
     parts = name.split(".")
-    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "self") or parts[-1][:1].isupper():
+    # A capitalised name is a class (`LinearClassifier(...)`), unless an optimizer built here
+    # trains it: pytorch-wgan's `self.G(z)` is the generator.
+    capitalised = parts[-1][:1].isupper() and name not in ctx.trained
+    if len(parts) > 2 or (len(parts) == 2 and parts[0] != "self") or capitalised:
         return False
     return parts[-1] not in ctx.functions and (parts[0] not in ctx.imports or _rebound(ctx, parts[0]))
 
@@ -62,6 +66,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     After ``model.eval()`` with nothing trained after it (whatever the names): a forward in a
     ``for`` loop (powerful-gnns), one whose output is scored on validation data (pygcn's
     ``output[idx_val]``), a call the file also makes under no_grad (fast-autoaugment's run_epoch).
+    A function of this file that runs the model and trains nothing, called after ``model.eval()``
+    outside no_grad, is reported at that call (real-nvp's ``sample()`` from ``test()``).
     Cannot see: a caller in another file (where only the function's name says evaluation and
     nothing here calls it, it is reported as info); a no_grad set by such a caller; an
     evaluation with neither a volatile input nor evaluation-like data in a function with a
@@ -120,6 +126,7 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             yield Hit(call, f"{what}, in a script that never trains: no torch.no_grad() here")
         else:
             yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+    yield from helper_forwards(ctx, model_object)
     yield from _periodic_samples(ctx)  # last: a statement's warning above outranks its info
 
 

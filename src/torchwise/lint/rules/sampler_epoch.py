@@ -26,6 +26,7 @@ from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import handed_params
 from torchwise.lint.rules.data import is_dataloader
 from torchwise.lint.rules.eval_loader import names_evaluation as _names_evaluation
+from torchwise.lint.rules.sampler_flow import distributed_sampler_helper, returned_as, tuple_holder
 
 
 @rule("TW149", Level.WARNING, hint="call sampler.set_epoch(epoch) at the start of every epoch")
@@ -39,15 +40,20 @@ def sampler_epoch_never_set(ctx: FileContext) -> Iterator[Hit]:
     Fix: ``sampler.set_epoch(epoch)`` at the top of the epoch loop, before the loader is iterated.
     It reports a ``DistributedSampler(...)`` built here without ``shuffle=False`` and handed to a
     DataLoader of this file that a loop walks inside another loop (or that a function of this
-    file walks, called from a loop), in a file with no ``set_epoch`` call at all.
-    Cannot see: samplers built by a helper or in another file (diffwave's ``from_path``), a
+    file walks, called from a loop), in a file with no ``set_epoch`` call at all. The sampler may
+    be given in a tuple assignment and the loader returned by a function of this file to a caller
+    that walks it (flowtron's ``prepare_dataloaders``).
+    A function of another file named for a sampler and told ``distributed=`` (vq-vae-2's
+    ``dist.data_sampler``) is reported as info: what it builds is not seen here.
+    Cannot see: samplers built inside a loader helper of another file (diffwave's ``from_path``), a
     ``set_epoch`` made in another file (a trainer given the loader), or an epoch loop in another
     file.
     """
     if any(method(c) == "set_epoch" for c in ctx.calls):
         return
     for call in ctx.calls:
-        if (ctx.qualname(call.func) or "").rsplit(".", 1)[-1] != "DistributedSampler":
+        helper = distributed_sampler_helper(ctx, call)
+        if (ctx.qualname(call.func) or "").rsplit(".", 1)[-1] != "DistributedSampler" and not helper:
             continue
         if keyword(call, "shuffle") is not None and not is_constant(keyword(call, "shuffle"), True):
             continue  # shuffle=False (or a flag): the order is meant to stay, or may
@@ -55,7 +61,13 @@ def sampler_epoch_never_set(ctx: FileContext) -> Iterator[Hit]:
         holder = _name_holding(ctx, call)
         if loader is None or _names_evaluation(loader) or (holder and _handed_away(ctx, holder)):
             continue  # an evaluation's order changes nothing; a trainer of another file may set it
-        if _walked_every_epoch(ctx, loader):
+        if not any(_walked_every_epoch(ctx, name) for name in [loader, *returned_as(ctx, loader, call)]):
+            continue
+        if helper:  # info: what the helper of another file builds is not seen here
+            what = f"{ast.unparse(call.func)}(...) builds a sampler for distributed runs; no set_epoch() here"
+            same = f"if it is a DistributedSampler, loader {loader} runs the same order every epoch"
+            yield Hit(call, f"{what}: {same}", level=Level.INFO)
+        else:
             yield Hit(
                 call, f"DistributedSampler never given set_epoch(): loader {loader} runs the same order every epoch"
             )
@@ -118,7 +130,7 @@ def _name_holding(ctx: FileContext, node: ast.expr) -> str | None:
         parent = ctx.parents.get(parent)
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
         return dotted(parent.targets[0])
-    return None
+    return tuple_holder(ctx, node)  # train_sampler, shuffle = DistributedSampler(trainset), False
 
 
 def _iterates(loop: ast.For, name: str) -> bool:
