@@ -16,7 +16,7 @@ from torchwise.lint.ast_names import dotted, is_constant, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.endless import endless_loader
+from torchwise.lint.rules.endless import endless_loader, endless_unread
 
 _LOSS_WORDS = re.compile(r"loss|criterion|cost", re.I)
 _VERSION_WORDS = re.compile(r"version", re.I)
@@ -171,7 +171,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
             continue  # as many steps as the loader has batches
         if endless_loader(ctx, made[name][0].args[0]):
             continue  # its sampler never ends: neither does the iterator
-        yield Hit(call, f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch")
+        message = f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch"
+        yield Hit(call, message, unseen=endless_unread(ctx, made[name][0].args[0]))
 
 
 def _capped_by_len(value: ast.expr, loader: ast.expr) -> bool:

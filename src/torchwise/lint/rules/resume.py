@@ -17,6 +17,7 @@ from torchwise.lint.rules.resume_count import continues_count
 from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
 from torchwise.lint.rules.resume_sites import in_resume, restores_weights, resume_test, trains_after
+from torchwise.lint.rules.scaler_default import scalers_off_by_default
 
 
 def _built(ctx: FileContext, kind: str) -> list[str]:
@@ -93,7 +94,13 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         if lost:
             what = " or the ".join(lost)
             note = _EPOCH_NOTE if restarted and not schedule_lost else _SCHEDULE_NOTE
-            yield Hit(call, f"resume restores the weights but not the {what}" + note * ("scheduler" in lost))
+            message = f"resume restores the weights but not the {what}" + note * ("scheduler" in lost)
+            off = scalers_off_by_default(ctx) if lost == ["scaler"] else None
+            if off is not None:  # llama2.c: enabled=(dtype == "float16") with dtype = "bfloat16"
+                message += f" (the GradScaler is off with this file's defaults: enabled={off})"
+                yield Hit(call, message, level=Level.INFO)
+            else:
+                yield Hit(call, message)
 
 
 def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
