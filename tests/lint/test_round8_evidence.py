@@ -195,3 +195,82 @@ def test_a_nested_with_open_reads_without_crashing():
         "            saved_state_dict = torch.load(f, map_location=self.device)\n"
     )
     assert found(zipped) == []  # map_location given, a state dict read: nothing to report
+
+
+# --- TW101 / TW102: a loss computed by an object of another file that holds the optimizer -----------
+
+# The shape of harvardnlp/annotated-transformer's run_epoch(): SimpleLossCompute(generator,
+# criterion, opt) runs loss.backward(), opt.step() and opt.optimizer.zero_grad() itself; here it
+# is imported, so lint cannot read it (constructed; no judged script of the corpora has it).
+ANNOTATED = """\
+import torch
+from loss import SimpleLossCompute
+model = make_model(V, V)
+model_opt = torch.optim.Adam(model.parameters(), lr=0)
+loss_compute = SimpleLossCompute(model.generator, criterion, model_opt)
+for epoch in range(10):
+    for batch in train_iter:
+        out = model.forward(batch.src, batch.trg)
+        loss = loss_compute(out, batch.trg_y, batch.ntokens)
+        loss.backward()
+        model_opt.step()
+"""
+
+
+def test_zero_grad_may_run_in_an_unread_object_holding_the_optimizer():
+    assert found(ANNOTATED, "TW101") == [("TW101", 10, "info")]
+    assert "unless loss_compute(...) zeroes the gradients" in messages(ANNOTATED, "TW101")[0]
+
+
+def test_an_unread_object_without_model_or_optimizer_still_errs():
+    plain = ANNOTATED.replace("SimpleLossCompute(model.generator, criterion, model_opt)", "SimpleLossCompute(criterion)")
+    assert found(plain, "TW101") == [("TW101", 10, "error")]
+
+
+def test_a_backward_may_run_in_an_unread_object_holding_the_optimizer():
+    hidden = ANNOTATED.replace("        loss.backward()\n", "")
+    assert found(hidden, "TW102") == [("TW102", 10, "info")]
+    bare = hidden.replace("SimpleLossCompute(model.generator, criterion, model_opt)", "SimpleLossCompute(criterion)")
+    assert found(bare, "TW102") == [("TW102", 10, "error")]
+
+
+# --- TW131 / TW119: state that an object of another file may restore or save -----------------------
+
+# Constructed in the shape of a trainer class of another file built with the model and the
+# optimizer (YOLOX's, pytorchic-bert's): its load() under the resume branch may restore both.
+TRAINER = """\
+import torch
+from trainer import Trainer
+model = Net()
+optimizer = torch.optim.Adam(model.parameters())
+trainer = Trainer(model, optimizer)
+if args.resume:
+    model.load_state_dict(torch.load(args.resume)["model"])
+    trainer.load(args.resume)
+for epoch in range(10):
+    for x, y in loader:
+        loss = model(x)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    torch.save({"epoch": epoch, "model": model.state_dict()}, "last.pt")
+    trainer.save_checkpoint("trainer.pt")
+"""
+
+
+def test_a_resume_whose_unread_trainer_holds_the_optimizer_is_info():
+    assert found(TRAINER, "TW131") == [("TW131", 7, "info")]
+    assert "unless trainer.load(...), of an object built with the optimizer, restores them" in messages(
+        TRAINER, "TW131"
+    )[0]
+
+
+def test_a_trainer_without_the_optimizer_leaves_the_resume_a_warning():
+    alone = TRAINER.replace("Trainer(model, optimizer)", "Trainer(model)")
+    assert found(alone, "TW131") == [("TW131", 7, "warning")]
+
+
+def test_an_unread_saver_holding_the_optimizer_makes_the_checkpoint_info():
+    assert found(TRAINER, "TW119") == [("TW119", 15, "info")]
+    alone = TRAINER.replace("Trainer(model, optimizer)", "Trainer(model)")
+    assert found(alone, "TW119") == [("TW119", 15, "warning")]

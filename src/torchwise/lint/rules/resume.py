@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import holds, unread
+from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.resume_count import continues_count
@@ -100,7 +101,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
                 message += f" (the GradScaler is off with this file's defaults: enabled={off})"
                 yield Hit(call, message, level=Level.INFO)
             else:
-                yield Hit(call, message)
+                yield Hit(call, message, unseen=_restored_where_unread(ctx, lost))
 
 
 def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
@@ -148,6 +149,18 @@ def _handed_on(ctx: FileContext) -> set[str | None]:
             if dotted(value) is not None:
                 kinds.add(ctx.kind(value))
     return kinds
+
+
+def _restored_where_unread(ctx: FileContext, lost: list[str]) -> tuple[Unseen, ...]:
+    """Calls under a resume branch of a method of an object lint cannot read that was built with
+    everything the resume seems to lose (``trainer.load(path)`` with ``trainer = Trainer(model,
+    optimizer)``): it may restore them."""
+    found = []
+    for call in ctx.calls:
+        who = unread(ctx, call)
+        if who is not None and in_resume(ctx, call) and all(holds(ctx, receiver(call), kind) for kind in lost):
+            found.append(Unseen(f"{who}(...), of an object built with the {' and the '.join(lost)},", "restores them"))
+    return tuple(found)
 
 
 _BUILTINS = frozenset(dir(builtins))

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, keyword, method
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import reaches, unread
+from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.evaluation import optimized_models
 from torchwise.lint.rules.resume_sites import in_resume
@@ -175,7 +176,25 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
             message = "checkpoint saves the model but not the optimizer state, nor where training was"
             yield Hit(call, f"{message}: a copy of the weights, unless a resume reads it", level=Level.INFO)
         else:
-            yield Hit(call, "checkpoint saves the model but not the optimizer state")
+            yield Hit(call, "checkpoint saves the model but not the optimizer state", unseen=_saved_where_unread(ctx))
+
+
+_SAVES = re.compile(r"save|checkpoint|dump|snapshot", re.I)
+
+
+def _saved_where_unread(ctx: FileContext) -> tuple[Unseen, ...]:
+    """A saving call of code lint cannot read that can reach the optimizer (``save_optimizer(opt,
+    path)``, ``trainer.save_checkpoint(path)`` of a trainer built with it): the optimizer's state
+    may be saved there, beside this file's checkpoint."""
+    return tuple(
+        dict.fromkeys(
+            Unseen(f"{who}(...)", "saves the optimizer's state")
+            for c in ctx.calls
+            if (who := unread(ctx, c)) is not None
+            and _SAVES.search(who.rsplit(".", 1)[-1])
+            and reaches(ctx, c, "optimizer")
+        )
+    )
 
 
 # A checkpoint that records where training was: the epoch, step or iteration to resume from.
