@@ -274,3 +274,36 @@ def test_an_unread_saver_holding_the_optimizer_makes_the_checkpoint_info():
     assert found(TRAINER, "TW119") == [("TW119", 15, "info")]
     alone = TRAINER.replace("Trainer(model, optimizer)", "Trainer(model)")
     assert found(alone, "TW119") == [("TW119", 15, "warning")]
+
+
+# --- TW112: an optimizer step that an object of another file may make first ----------------------------
+
+# The same annotated-transformer shape, once per epoch before the epoch's batches: the loss compute
+# built with the optimizer may step it, so the scheduler stepped after it may follow the optimizer.
+SCHEDULED = """\
+import torch
+from loss import SimpleLossCompute
+def train_epoch(model, opt):
+    for batch in loader:
+        loss = model(batch).sum()
+        loss.backward()
+        opt.step()
+model = make_model(V, V)
+model_opt = torch.optim.Adam(model.parameters(), lr=0)
+scheduler = torch.optim.lr_scheduler.StepLR(model_opt, 30)
+loss_compute = SimpleLossCompute(model.generator, criterion, model_opt)
+for epoch in range(10):
+    loss_compute(model(src), trg)
+    scheduler.step()
+    train_epoch(model, model_opt)
+"""
+
+
+def test_a_scheduler_stepped_after_an_unread_object_that_holds_the_optimizer_is_info():
+    assert found(SCHEDULED, "TW112") == [("TW112", 14, "info")]
+    assert "unless loss_compute(...) steps the optimizer first" in messages(SCHEDULED, "TW112")[0]
+
+
+def test_a_scheduler_stepped_first_with_nothing_unread_before_it_still_warns():
+    plain = SCHEDULED.replace("SimpleLossCompute(model.generator, criterion, model_opt)", "SimpleLossCompute(criterion)")
+    assert found(plain, "TW112") == [("TW112", 14, "warning")]

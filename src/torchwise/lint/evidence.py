@@ -91,6 +91,19 @@ def reaches(ctx: FileContext, call: ast.Call, kind: str) -> bool:
     return any(ctx.kind(v) == kind for v in values_of(call)) or holds(ctx, owner, kind)
 
 
+def unread_reaching(ctx: FileContext, calls: Iterable[ast.Call], kinds: set[str], does: str) -> tuple[Unseen, ...]:
+    """Calls of code lint cannot read that can reach one of ``kinds`` (handed one, or a method of
+    an object built with one): each could ``does`` with it (``loss_compute(out, y)`` of an object
+    built with the optimizer may zero its gradients, run the backward, or step it)."""
+    return tuple(
+        dict.fromkeys(
+            Unseen(f"{who}(...)", does)
+            for c in calls
+            if (who := unread(ctx, c)) is not None and any(reaches(ctx, c, kind) for kind in kinds)
+        )
+    )
+
+
 def handed_to_unread(ctx: FileContext, calls: Iterable[ast.Call], name: str | None, does: str) -> tuple[Unseen, ...]:
     """The calls among ``calls`` of code lint cannot read that are handed ``name`` (the model,
     the optimizer): each could ``does`` with it (``utils.prepare(model)`` could call eval())."""

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext, backward_loss, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.evidence import reaches, unread
-from torchwise.lint.findings import Edit, Hit, Level, Unseen
+from torchwise.lint.evidence import unread_reaching
+from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_default
 
@@ -49,21 +49,8 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
             reported.add(loop)
-            unseen = _unread_with(ctx, ctx.calls_in(loop), {"model", "optimizer"}, "zeroes the gradients")
+            unseen = unread_reaching(ctx, ctx.calls_in(loop), {"model", "optimizer"}, "zeroes the gradients")
             yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()", unseen=unseen)
-
-
-def _unread_with(ctx: FileContext, calls: list[ast.Call], kinds: set[str], does: str) -> tuple[Unseen, ...]:
-    """Calls of code lint cannot read that can reach a model or an optimizer (handed one, or a
-    method of an object built with one): each could ``does`` with it (``trainer.train_step(batch)``
-    of a trainer built with the optimizer may zero its gradients, or run the backward)."""
-    return tuple(
-        dict.fromkeys(
-            Unseen(f"{who}(...)", does)
-            for c in calls
-            if (who := unread(ctx, c)) is not None and any(reaches(ctx, c, kind) for kind in kinds)
-        )
-    )
 
 
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
@@ -96,7 +83,7 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
         backwards = [c for c in earlier if _leads_to_backward(ctx, c)]
         if not backwards:
             if _iterates_steps(ctx, region) and not _sets_grads(ctx, region):
-                unseen = _unread_with(ctx, earlier, {"model", "optimizer"}, "runs the backward")
+                unseen = unread_reaching(ctx, earlier, {"model", "optimizer"}, "runs the backward")
                 yield Hit(step, "optimizer step with no backward() before it in this loop", unseen=unseen)
             continue
         stepped = _stepped_optimizer(ctx, step)

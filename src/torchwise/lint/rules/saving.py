@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, keyword, method
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.evidence import reaches, unread
+from torchwise.lint.evidence import unread_reaching
 from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.evaluation import optimized_models
@@ -186,15 +186,8 @@ def _saved_where_unread(ctx: FileContext) -> tuple[Unseen, ...]:
     """A saving call of code lint cannot read that can reach the optimizer (``save_optimizer(opt,
     path)``, ``trainer.save_checkpoint(path)`` of a trainer built with it): the optimizer's state
     may be saved there, beside this file's checkpoint."""
-    return tuple(
-        dict.fromkeys(
-            Unseen(f"{who}(...)", "saves the optimizer's state")
-            for c in ctx.calls
-            if (who := unread(ctx, c)) is not None
-            and _SAVES.search(who.rsplit(".", 1)[-1])
-            and reaches(ctx, c, "optimizer")
-        )
-    )
+    saving = [c for c in ctx.calls if _SAVES.search((dotted(c.func) or "").rsplit(".", 1)[-1])]
+    return unread_reaching(ctx, saving, {"optimizer"}, "saves the optimizer's state")
 
 
 # A checkpoint that records where training was: the epoch, step or iteration to resume from.
