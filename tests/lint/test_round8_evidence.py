@@ -307,3 +307,32 @@ def test_a_scheduler_stepped_after_an_unread_object_that_holds_the_optimizer_is_
 def test_a_scheduler_stepped_first_with_nothing_unread_before_it_still_warns():
     plain = SCHEDULED.replace("(model.generator, criterion, model_opt)", "(criterion)")
     assert found(plain, "TW112") == [("TW112", 14, "warning")]
+
+
+# --- TW104: callers followed up the chain to the file's edge ----------------------------------------
+
+# Round 4's rule (a loop in a function nothing here calls is info: knowledge-distillation-pytorch's
+# evaluate.py, tests/lint/worked6) followed one caller further. Constructed: validate() is called
+# only by evaluate(), which nothing here calls and which trains nothing.
+CHAIN = """\
+import torch
+def validate(model, val_loader):
+    for x, y in val_loader:
+        out = model(x)
+def evaluate(model, val_loader):
+    validate(model, val_loader)
+"""
+
+
+def test_a_chain_of_callers_that_ends_outside_the_file_is_info():
+    assert found(CHAIN, "TW104") == [("TW104", 3, "info")]
+
+
+def test_a_chain_that_ends_at_module_level_still_warns():
+    assert found(CHAIN + "evaluate(model, val_loader)\n", "TW104") == [("TW104", 3, "warning")]
+
+
+def test_a_chain_through_a_training_function_still_warns():
+    # Its caller cannot put a function that trains under no_grad.
+    training = CHAIN + "    loss = model(x).sum()\n    loss.backward()\n"
+    assert found(training, "TW104") == [("TW104", 3, "warning")]

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from torchwise.lint.ast_names import dotted, receiver
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Unseen
-from torchwise.lint.rules.callers import used_here
+from torchwise.lint.rules.callers import call_sites, used_here
 
 # Libraries whose behaviour lint knows: none of them switches autograd off, runs a backward or
 # an eval(), restores an optimizer or makes a loader endless behind its caller's back.
@@ -118,8 +118,26 @@ def handed_to_unread(ctx: FileContext, calls: Iterable[ast.Call], name: str | No
 
 
 def caller_outside(ctx: FileContext, function: ast.AST | None, does: str) -> tuple[Unseen, ...]:
-    """A function nothing in this file calls or hands on runs from another file, whose caller
-    lint cannot read: it could ``does`` around the call (turn autograd off, call eval())."""
-    if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and not used_here(ctx, function):
+    """A function whose callers are all outside this file runs from code lint cannot read, which
+    could ``does`` around the call (turn autograd off, call eval() first): nothing here calls it or
+    hands it on, or every call of it here sits in a function that trains nothing and is itself
+    called only from outside (``validate()`` called by ``evaluate()``, which ``main.py`` calls)."""
+    if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and _called_from_outside(ctx, function, set()):
         return (Unseen("a caller outside this file", does),)
     return ()
+
+
+def _called_from_outside(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef, seen: set[int]) -> bool:
+    if not used_here(ctx, function):
+        return True
+    sites = call_sites(ctx, function)
+    if not sites or id(function) in seen:
+        return False  # handed on by name (an engine of this file decides), or a cycle
+    seen.add(id(function))
+    for site in sites:
+        caller = ctx.function(site)
+        if caller is None or any(ctx.is_backward(c) for c in ctx.reached_calls(caller, 3)):
+            return False  # run at module level, or from training code no caller can put under no_grad
+        if not _called_from_outside(ctx, caller, seen):
+            return False
+    return True
