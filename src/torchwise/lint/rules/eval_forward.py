@@ -71,6 +71,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     through another value.
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
 
     yield from _unguarded_repeats(ctx)

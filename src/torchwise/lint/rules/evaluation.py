@@ -216,6 +216,8 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: layers defined where it cannot read them (a package, a file not beside this
     one): reported as info, since ``eval()`` may change nothing there; an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -338,6 +340,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     file calls or hands on is reported as info), a loop it does not recognise as evaluation
     (no data-like name, no eval()), or a forward inside a method (``model.predict(x)``) of an
     object this file does not show to be a module (not reported: its class may run under no_grad).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for loop, site in shared_loops_with_grad(ctx):
         yield Hit(loop, f"run with train=False on line {site.lineno}, this loop builds autograd graphs it never uses")
@@ -378,6 +382,8 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     nn.ReLU, ...)``) behaves the same in both modes and is not reported.
     Cannot see: an eval() made inside the model's own methods or a helper of another file;
     layers defined where it cannot read them (reported as info, as TW103 does).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for load in ctx.calls:
         model = receiver_of(load)

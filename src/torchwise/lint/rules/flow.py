@@ -142,6 +142,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: an iterator over something that is not a loader by its constructor or name,
     or one re-created in another function; a step count equal to the number of batches that
     it cannot prove (it then reports it); ``next(iter(loader))`` (one batch) is fine.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     made: dict[str, list[ast.AST]] = {}
     for name, values in ctx.assignments.items():

@@ -37,6 +37,8 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: a zero_grad made by a helper in another file or by a framework hook; it
     needs the backward and the step in one loop of this file. Distributed autograd
     (``dist_autograd.backward``) keeps gradients per context and is not reported.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     reported: set[ast.AST] = set()
     for call in ctx.calls:
@@ -70,6 +72,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: a backward run by a helper in another file (then it may report a step as
     having none); closures other than ``step(closure)``. Gradients set by hand
     (``p.grad = g``, ``p._grad = g``) count as a backward.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)

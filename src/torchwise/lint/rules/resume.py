@@ -57,6 +57,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     per epoch of a loop that continues from the resumed epoch while it was built afresh (reported
     at its constructor); an epoch scheduler told where to start (``last_epoch=``, ``step(epoch)``,
     a rule given the start epoch, a fast-forward loop) is not reported.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     restored = {ctx.kind(receiver(c)) for c in ctx.calls if method(c) == "load_state_dict" or method(c) == "load_state"}
     restored |= _handed_on(ctx)

@@ -158,6 +158,8 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     for inference, as in attention-is-all-you-need's ``model.chkpt`` for translate.py, or a
     distillation script that loads only its frozen teacher); a resume written in another
     script is missed.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
     if not builds_optimizer or _only_stateless_sgd(ctx) or not _resumes(ctx):

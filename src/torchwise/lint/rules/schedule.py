@@ -61,6 +61,8 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
     counts as stepping it.
     Cannot see: steps made in helpers of other files that are not handed the optimizer, or a
     scheduler stepped on purpose once before training to set the first LR.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for call in ctx.calls:
         if not ctx.is_scheduler_step(call) or _explicit_epoch(call):

@@ -31,6 +31,8 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch), nor an
     alias the loop gives only other objects; an alias that is the trained model on one branch
     and a copy on another (FixMatch's ``test_model``, chosen by ``--use-ema``) is info.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
