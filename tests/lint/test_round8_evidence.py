@@ -336,3 +336,29 @@ def test_a_chain_through_a_training_function_still_warns():
     # Its caller cannot put a function that trains under no_grad.
     training = CHAIN + "    loss = model(x).sum()\n    loss.backward()\n"
     assert found(training, "TW104") == [("TW104", 3, "warning")]
+
+
+# --- TW116: a loss made by code of another file that is handed the accumulation count ---------------
+
+# Constructed (no judged script has it): the loss helper is imported and given the count the step's
+# `if (i + 1) % k == 0:` uses, so it may divide by it.
+ACCUMULATED = """\
+import torch
+from losses import compute_loss
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x, y) in enumerate(loader):
+    loss = compute_loss(model(x), y, args.accumulation_steps)
+    loss.backward()
+    if (i + 1) % args.accumulation_steps == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_a_loss_helper_handed_the_accumulation_count_may_divide_by_it():
+    assert found(ACCUMULATED, "TW116") == [("TW116", 6, "info")]
+
+
+def test_a_loss_helper_without_the_count_still_warns():
+    plain = ACCUMULATED.replace(", args.accumulation_steps)", ")")
+    assert found(plain, "TW116") == [("TW116", 6, "warning")]

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext, backward_loss, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.evidence import unread_reaching
-from torchwise.lint.findings import Edit, Hit, Level
+from torchwise.lint.evidence import unread, unread_reaching, values_of
+from torchwise.lint.findings import Edit, Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_default
 
@@ -193,6 +193,7 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     option's) accumulates nothing unless raised: info.
     Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
     then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
+    A loss made by code it cannot read that is handed the accumulation count is info.
     """
     reported: set[ast.Call] = set()
     for step in ctx.calls:
@@ -220,7 +221,30 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
                         call, f"{message} (if the accumulation count is raised from its default of 1)", level=Level.INFO
                     )
                 else:
-                    yield Hit(call, message)
+                    yield Hit(call, message, unseen=_divided_where_unread(ctx, backward_loss(call), guard, scope))
+
+
+def _divided_where_unread(
+    ctx: FileContext, loss: ast.expr | None, guard: ast.If | None, scope: ast.AST
+) -> tuple[Unseen, ...]:
+    """The loss made by code lint cannot read that is handed the accumulation count of the step's
+    ``if i % k == 0:`` (``loss = compute_loss(out, y, args.accumulation_steps)``): it may divide
+    by it."""
+    name = dotted(loss) if loss is not None else None
+    if name is None or guard is None:
+        return ()
+    counts = {dotted(n.right) for n in ast.walk(guard.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)}
+    made = [
+        n.value
+        for n in ctx.walk(scope)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(dotted(t) == name for t in n.targets)
+    ]
+    return tuple(
+        Unseen(f"{who}(...), handed the accumulation count,", "divides the loss by it")
+        for call in made
+        if (who := unread(ctx, call)) is not None
+        and counts & {dotted(v) for v in values_of(call)} - {None}
+    )
 
 
 def _accumulates_one_by_default(ctx: FileContext, guard: ast.If, scope: ast.AST) -> bool:
