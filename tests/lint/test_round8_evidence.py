@@ -384,3 +384,28 @@ def test_a_model_by_name_made_by_unread_code_is_info():
 def test_a_model_the_file_switches_to_eval_is_a_module_and_still_warns():
     switched = SAVED.replace('torch.save(model, "model.pt")', 'model.eval()\ntorch.save(model, "model.pt")')
     assert found(switched, "TW111") == [("TW111", 5, "warning")]
+
+
+# Constructed in the shape of config-driven trainers (pycls' construct_optimizer, mmcv's
+# build_optimizer): an optimizer factory of another file handed the checkpoint may load its state.
+FACTORY = """\
+import torch
+from solver import build_optimizer
+model = Net()
+checkpoint = torch.load(args.resume) if args.resume else None
+if args.resume:
+    model.load_state_dict(checkpoint["model"])
+optimizer = build_optimizer(cfg, model, checkpoint)
+for x, y in loader:
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_an_optimizer_factory_handed_the_checkpoint_may_restore_it():
+    assert found(FACTORY, "TW131") == [("TW131", 6, "info")]
+
+
+def test_an_optimizer_factory_without_the_checkpoint_leaves_a_warning():
+    assert found(FACTORY.replace("(cfg, model, checkpoint)", "(cfg, model)"), "TW131") == [("TW131", 6, "warning")]

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.evidence import holds, unread
+from torchwise.lint.evidence import holds, unread, values_of
 from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
@@ -162,7 +162,23 @@ def _restored_where_unread(ctx: FileContext, lost: list[str]) -> tuple[Unseen, .
         who = unread(ctx, call)
         if who is not None and in_resume(ctx, call) and all(holds(ctx, receiver(call), kind) for kind in lost):
             found.append(Unseen(f"{who}(...), of an object built with the {' and the '.join(lost)},", "restores them"))
+        elif who is not None and lost == ["optimizer"] and _builds_from_checkpoint(ctx, call):
+            found.append(Unseen(f"{who}(...), which builds the optimizer from the checkpoint,", "restores its state"))
     return tuple(found)
+
+
+_CHECKPOINT_WORDS = re.compile(r"ckpt|checkpoint|resume|state", re.I)
+
+
+def _builds_from_checkpoint(ctx: FileContext, call: ast.Call) -> bool:
+    """``optimizer = build_optimizer(cfg, model, checkpoint)``: a factory handed the checkpoint
+    (or the resume path) that makes the optimizer may load its state into it."""
+    statement = ctx.statement(call)
+    if not (isinstance(statement, ast.Assign) and statement.value is call):
+        return False
+    if not any(ctx.kind(t) == "optimizer" for t in statement.targets):
+        return False
+    return any(_CHECKPOINT_WORDS.search(dotted(v) or "") for v in values_of(call))
 
 
 _BUILTINS = frozenset(dir(builtins))
