@@ -409,3 +409,18 @@ def test_an_optimizer_factory_handed_the_checkpoint_may_restore_it():
 
 def test_an_optimizer_factory_without_the_checkpoint_leaves_a_warning():
     assert found(FACTORY.replace("(cfg, model, checkpoint)", "(cfg, model)"), "TW131") == [("TW131", 6, "warning")]
+
+
+def test_a_known_library_handed_the_optimizer_is_no_unread_code():
+    # apex's amp.scale_loss(loss, optimizer) is known: it zeroes nothing, so the missing
+    # zero_grad stays an error (the shape of NVIDIA/apex's examples, tests/lint/worked21).
+    apex = (
+        "import torch\n"
+        "from apex import amp\n"
+        "model, optimizer = amp.initialize(model, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+        "for x, y in loader:\n"
+        "    with amp.scale_loss(model(x).sum(), optimizer) as scaled_loss:\n"
+        "        scaled_loss.backward()\n"
+        "    optimizer.step()\n"
+    )
+    assert found(apex, "TW101") == [("TW101", 6, "error")]

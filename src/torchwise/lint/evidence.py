@@ -30,7 +30,10 @@ from torchwise.lint.rules.callers import call_sites, used_here
 KNOWN_LIBRARIES = frozenset(
     "torch torchvision torchaudio torchtext numpy math os sys time random json logging re collections "
     "itertools functools pathlib shutil argparse copy pickle tqdm matplotlib PIL sklearn scipy pandas "
-    "datetime glob warnings csv yaml h5py cv2 tensorboardX wandb io gc string operator typing".split()
+    "datetime glob warnings csv yaml h5py cv2 tensorboardX wandb io gc string operator typing "
+    # Libraries whose training helpers lint reads by name elsewhere (apex's amp.scale_loss, Accelerate's
+    # accelerator.backward): their calls are known, not code that may hide a zero_grad or a no_grad.
+    "apex accelerate timm transformers torchmetrics".split()
 )
 _BUILTINS = frozenset(dir(builtins))
 
