@@ -72,7 +72,10 @@ def compute_time_loader(data_loader, cfg):
 def test_a_step_count_capped_by_the_loader_length_cannot_run_out():
     assert found(PYCLS, "TW130") == []
     uncapped = PYCLS.replace("    total_iter = min(total_iter, len(data_loader))\n", "")
-    assert found(uncapped, "TW130") == [("TW130", 5, "warning")]
+    # Round 8: with no caller in the file, the loader comes from code lint cannot read (it may
+    # never run out): info; called here, the file shows the loader, and it warns.
+    assert found(uncapped, "TW130") == [("TW130", 5, "info")]
+    assert found(uncapped + "compute_time_loader(loader, cfg)\n", "TW130") == [("TW130", 5, "warning")]
 
 
 # --- TW136: iter(loader).next() written inline -------------------------------------------------------

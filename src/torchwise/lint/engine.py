@@ -15,7 +15,7 @@ from pathlib import Path
 from torchwise.errors import LintError
 from torchwise.lint.config import LintConfig, check_codes, load_config
 from torchwise.lint.context import FileContext
-from torchwise.lint.findings import Finding, Hit
+from torchwise.lint.findings import Finding, Hit, graded
 from torchwise.lint.legacy import parenthesise_print_statements, rename_async_keywords
 from torchwise.lint.registry import Rule
 from torchwise.lint.rules import all_rules
@@ -40,13 +40,14 @@ def noqa_lines(source: str) -> dict[int, frozenset[str] | None]:
 
 
 def _to_finding(rule: Rule, hit: Hit, path: str) -> Finding:
+    level, message = graded(hit, rule.level)  # info where code lint cannot read could make it wrong
     return Finding(
         code=rule.code,
-        level=hit.level or rule.level,
+        level=level,
         path=path,
         line=hit.node.lineno,  # type: ignore[attr-defined]
         col=hit.node.col_offset + 1,  # type: ignore[attr-defined]
-        message=hit.message,
+        message=message,
         fix=hit.hint or rule.hint,
         edits=hit.edits,
     )

@@ -45,14 +45,47 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class Unseen:
+    """Code lint cannot read that could supply what a finding says is missing: ``who`` (a caller
+    outside the file, ``Compute(...)`` of another file) could ``does`` ("turn it off", "run the
+    backward"). A hit that names one is evidence lint cannot complete: the engine reports it as
+    info, saying so (`graded`)."""
+
+    who: str
+    does: str
+
+
+@dataclass(frozen=True)
 class Hit:
-    """What a rule yields: where, what is wrong, and optionally a sharper hint, level or edits."""
+    """What a rule yields: where, what is wrong, and optionally a sharper hint, level or edits;
+    ``unseen`` names code lint could not read that could make the finding wrong."""
 
     node: ast.AST
     message: str
     hint: str | None = None
     level: Level | None = None
     edits: tuple[Edit, ...] = ()
+    unseen: tuple[Unseen, ...] = ()
+
+
+def graded(hit: Hit, level: Level) -> tuple[Level, str]:
+    """The level and message a hit is reported with, given its rule's level.
+
+    A finding stays a warning or an error only when its evidence is complete within what lint
+    reads; where code it cannot read could supply the missing piece, it is info and its
+    message says what lint could not see.
+
+    >>> hit = Hit(ast.Pass(), "evaluation loop builds autograd graphs",
+    ...           unseen=(Unseen("a caller outside this file", "turns it off"),))
+    >>> level, message = graded(hit, Level.WARNING)
+    >>> level.value, message.partition(", ")[2]
+    ('info', 'unless a caller outside this file turns it off (code lint cannot read)')
+    """
+    level = hit.level or level
+    if not hit.unseen:
+        return level, hit.message
+    unless = ", or ".join(f"{u.who} {u.does}" for u in dict.fromkeys(hit.unseen))
+    return Level.INFO, f"{hit.message}, unless {unless} (code lint cannot read)"
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_option
 
 # An `if` on one of these decides whether CUDA is there: `if torch.cuda.is_available():`,
-# `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`.
-_DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device", re.I)
+# `if args.cuda:`, `if device.type == "cuda":`, `if use_accel:`, `if args.gpu is not None:`,
+# and a CPU flag read either way (Pointnet2's `if not args.use_cpu:`).
+_DEVICE_CHECK = re.compile(r"cuda|gpu|accel|is_available|device|(^|[\s.(_])(use_|no_|force_)?cpu\b(?!\s*\()", re.I)
 _CUDA_TENSOR = re.compile(r"^torch\.cuda\.\w*Tensor$")
 # A test that asks whether CUDA is there at all (not how many GPUs): `torch.cuda.is_available()`,
 # `use_cuda`, `args.cuda`, `not args.no_cuda`, `if gpu:`, a GPU count against zero

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 
-from torchwise.lint.ast_names import dotted, keyword
+from torchwise.lint.ast_names import dotted, is_constant, keyword
 from torchwise.lint.context import FileContext
+from torchwise.lint.evidence import caller_outside, unread
+from torchwise.lint.findings import Unseen
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -79,3 +81,35 @@ def _leaves(loop: ast.While) -> bool:
         elif isinstance(node, ast.For | ast.AsyncFor | ast.While):
             stack.extend(n for n in ast.walk(node) if isinstance(n, ast.Return))
     return False
+
+
+def endless_unread(ctx: FileContext, loader: ast.expr) -> tuple[Unseen, ...]:
+    """Code lint cannot read that could make ``loader`` endless: a sampler or batch sampler of
+    another file (an ``InfiniteSampler`` whose ``__iter__`` lint cannot read), a dataset of
+    another file where nothing says it is map-style (no ``shuffle=True``, which an
+    ``IterableDataset`` refuses, and no sampler), a factory of another file that returns the
+    loader, or a caller outside this file that hands it in."""
+    built = loader if isinstance(loader, ast.Call) else _last_call(ctx, loader)
+    if built is None:
+        function = ctx.function(loader)
+        params = {a.arg for a in function.args.args} if function is not None else set()
+        if isinstance(loader, ast.Name) and loader.id in params:
+            return caller_outside(ctx, function, "hands it a loader that never runs out")
+        return ()
+    if (dotted(built.func) or "").rsplit(".", 1)[-1] != "DataLoader":
+        who = unread(ctx, built)
+        return (Unseen(f"{who}(...)", "returns a loader that never runs out"),) if who else ()
+    found = []
+    samplers = [v for v in (keyword(built, "sampler"), keyword(built, "batch_sampler")) if v is not None]
+    for sampler in samplers:
+        made = sampler if isinstance(sampler, ast.Call) else _last_call(ctx, sampler)
+        who = unread(ctx, made) if made is not None else None
+        if who:
+            found.append(Unseen(f"the sampler {who}(...)", "never runs out"))
+    dataset = keyword(built, "dataset") or (built.args[0] if built.args else None)
+    made = dataset if isinstance(dataset, ast.Call) or dataset is None else _last_call(ctx, dataset)
+    map_style = is_constant(keyword(built, "shuffle"), True) or bool(samplers)
+    who = unread(ctx, made) if made is not None and not map_style else None
+    if who:
+        found.append(Unseen(f"the dataset {who}(...)", "is an endless IterableDataset"))
+    return tuple(found)

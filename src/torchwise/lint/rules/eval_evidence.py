@@ -9,8 +9,9 @@ import ast
 
 from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.findings import Hit, Level
-from torchwise.lint.rules.callers import call_sites, used_here
+from torchwise.lint.evidence import caller_outside
+from torchwise.lint.findings import Hit, Unseen
+from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.evaluation import uses_gradients
 from torchwise.lint.rules.forward_flow import EVAL_DATA_WORDS, feeds_backward, from_environment, grad_off_before
 from torchwise.lint.rules.modes import last_mode_before
@@ -76,12 +77,15 @@ def _nothing_trained_after(ctx: FileContext, node: ast.AST, model_calls: list[as
     return not any(feeds_backward(ctx, site, ctx.scope_of(site)) for site in sites)
 
 
-def eval_mode_hit(ctx: FileContext, call: ast.Call, loop: ast.AST | None, function: ast.AST | None) -> Hit:
+def eval_mode_hit(
+    ctx: FileContext, call: ast.Call, loop: ast.AST | None, function: ast.AST | None, unseen: tuple[Unseen, ...] = ()
+) -> Hit:
     """The report for a forward that only the model's ``eval()`` before it shows to be an
     evaluation: info where nothing in this file calls the function (a caller elsewhere may turn
-    autograd off)."""
+    autograd off) or code lint cannot read may train on it (``unseen``)."""
     where = f"in the loop on line {loop.lineno}" if isinstance(loop, ast.stmt) else "on evaluation data"
     what = f"{ast.unparse(call.func)}(...) runs in eval mode with autograd on {where}"
-    if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and not used_here(ctx, function):
-        return Hit(call, f"{what}, unless a caller outside this file turns it off", level=Level.INFO)
-    return Hit(call, f"{what}: no torch.no_grad() here, and nothing after it trains")
+    outside = caller_outside(ctx, function, "turns it off")
+    if outside:
+        return Hit(call, what, unseen=(*outside, *unseen))
+    return Hit(call, f"{what}: no torch.no_grad() here, and nothing after it trains", unseen=unseen)

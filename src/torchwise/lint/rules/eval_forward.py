@@ -8,7 +8,8 @@ from collections.abc import Iterator
 
 from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import reaches, unread
+from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
@@ -18,6 +19,7 @@ from torchwise.lint.rules.forward_flow import (
     EVAL_DATA_WORDS,
     backpropagates,
     feeds_backward,
+    flows_into,
     from_environment,
     grad_off_before,
 )
@@ -75,6 +77,8 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     through another value.
     A name that an import binds and a constructor call rebinds (``import model`` then
     ``model = model.RNNModel(...)``) is taken for the model.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
 
     yield from _unguarded_repeats(ctx)
@@ -100,8 +104,9 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
             continue
         if function is not None and grad_off_by_callers(ctx, function):
             continue
+        unseen = trained_where_unread(ctx, call, scope)
         if in_eval_mode and not evidence:
-            yield eval_mode_hit(ctx, call, loops[0] if loops else None, function)
+            yield eval_mode_hit(ctx, call, loops[0] if loops else None, function, unseen)
             continue
         sites = call_sites(ctx, function) if function is not None else []
         if in_eval_function and not (on_eval_data or volatile or over_a_set):
@@ -114,20 +119,36 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
                 continue  # PPO's evaluate(): its log-probs are the loss that update() backpropagates
             if not sites:
                 what = f"{ast.unparse(call.func)}(...) evaluates with autograd on"
-                message = f"{what}, unless a caller outside this file turns it off"
-                yield Hit(call, message, level=Level.INFO)
+                outside = Unseen("a caller outside this file", "turns it off")  # nothing here calls it
+                yield Hit(call, what, unseen=(outside, *unseen))
                 continue
         if volatile:
             what = f"{ast.unparse(call.func)}(...) runs on Variable(volatile=True)"
-            yield Hit(call, f"{what}, which does nothing since torch 0.4: autograd is on here")
+            yield Hit(call, f"{what}, which does nothing since torch 0.4: autograd is on here", unseen=unseen)
         elif over_a_set and not (on_eval_data or in_eval_function):
             where = ast.unparse(ctx.loops(call)[0].iter)  # type: ignore[attr-defined]
             what = f"{ast.unparse(call.func)}(...) runs with autograd on for every item of {where}"
-            yield Hit(call, f"{what}, in a script that never trains: no torch.no_grad() here")
+            yield Hit(call, f"{what}, in a script that never trains: no torch.no_grad() here", unseen=unseen)
         else:
-            yield Hit(call, f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here")
+            what = f"{ast.unparse(call.func)}(...) evaluates with autograd on: no torch.no_grad() here"
+            yield Hit(call, what, unseen=unseen)
     yield from helper_forwards(ctx, model_object)
     yield from _periodic_samples(ctx)  # last: a statement's warning above outranks its info
+
+
+def trained_where_unread(ctx: FileContext, call: ast.Call, scope: ast.AST) -> tuple[Unseen, ...]:
+    """The forward's result handed to code lint cannot read that can reach an optimizer (a
+    method or the ``__call__`` of an object built with one, or a call given one): it could run
+    the backward and the step there (openai-transformer-lm's ``compute_loss_fct(...)``, a
+    ``MultipleChoiceLossCompute`` of ``loss.py`` built with ``model_opt``)."""
+
+    def trains(c: ast.Call) -> bool:
+        return unread(ctx, c) is not None and reaches(ctx, c, "optimizer")
+
+    sink = flows_into(ctx, call, scope, trains)
+    if sink is None:
+        return ()
+    return (Unseen(f"{unread(ctx, sink)}(...), handed its result and the optimizer,", "trains on it"),)
 
 
 def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext, Loop, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import caller_outside, handed_to_unread
+from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.kinds import classify
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.callers import used_here
 from torchwise.lint.rules.grad_scope import grad_off_by_callers, switched_off_before
 from torchwise.lint.rules.modes import direct_mode, last_mode_before, mode_free, mode_hit, mode_of_call, mode_switches
 
@@ -184,6 +184,15 @@ def _shown_to_be_a_module(ctx: FileContext, node: ast.expr) -> bool:
     return bool(built_from) and classify(built_from=built_from, name="", module_classes=ctx.module_classes) == "model"
 
 
+def _switched_by_unread(ctx: FileContext, scope: ast.AST, loop: ast.AST, models: list[ast.expr]) -> tuple[Unseen, ...]:
+    """Calls before the loop (after the last ``train()``) of code lint cannot read that are handed
+    the model: each could switch it to eval mode (``utils.prepare_eval(model)``)."""
+    switches = mode_switches(ctx, scope, loop)
+    since = position(switches[-1][1]) if switches else (0, 0)
+    before = [c for c in ctx.calls_in(scope) if since < position(c) < position(loop)]
+    return tuple(u for m in models for u in handed_to_unread(ctx, before, dotted(m), "switches it to eval()"))
+
+
 def _eval_at_call_sites(ctx: FileContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     sites = [c for c in ctx.calls if ctx.callee(c) is function]
     return bool(sites) and all(last_mode_before(ctx, ctx.scope_of(site), site) == "eval" for site in sites)
@@ -207,6 +216,8 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: layers defined where it cannot read them (a package, a file not beside this
     one): reported as info, since ``eval()`` may change nothing there; an ``eval()`` made by a
     helper in another file, or a loop it does not recognise as evaluation (no data-like name).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for loop, _ in evaluation_loops(ctx):
         scope = ctx.scope_of(loop)
@@ -220,7 +231,11 @@ def evaluation_without_eval_mode(ctx: FileContext) -> Iterator[Hit]:
         models = [c.func for c in ctx.calls_in(loop) if ctx.kind(c.func) == "model"]
         if all(mode_free(ctx, m) or _pretrained_in_eval_mode(ctx, m) for m in models):
             continue  # no dropout or batch norm, or already in eval mode: eval() changes nothing
-        yield mode_hit(ctx, loop, models, "evaluation loop runs the model without model.eval() before it")
+        unseen = (
+            *caller_outside(ctx, function, "calls eval() first"),
+            *_switched_by_unread(ctx, scope, loop, models),
+        )
+        yield mode_hit(ctx, loop, models, "evaluation loop runs the model without model.eval() before it", unseen)
     for site, function in _shared_epoch_evaluations(ctx):
         models = [c.func for c in ctx.calls_in(function) if ctx.kind(c.func) == "model"]
         message = (
@@ -325,6 +340,8 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
     file calls or hands on is reported as info), a loop it does not recognise as evaluation
     (no data-like name, no eval()), or a forward inside a method (``model.predict(x)``) of an
     object this file does not show to be a module (not reported: its class may run under no_grad).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for loop, site in shared_loops_with_grad(ctx):
         yield Hit(loop, f"run with train=False on line {site.lineno}, this loop builds autograd graphs it never uses")
@@ -332,11 +349,7 @@ def evaluation_without_no_grad(ctx: FileContext) -> Iterator[Hit]:
         if no_grad:
             continue
         message = "evaluation loop builds autograd graphs: no torch.no_grad() around it"
-        function = ctx.function(loop)
-        if function is not None and not used_here(ctx, function):
-            yield Hit(loop, f"{message}, unless a caller outside this file turns it off", level=Level.INFO)
-        else:
-            yield Hit(loop, message)
+        yield Hit(loop, message, unseen=caller_outside(ctx, ctx.function(loop), "turns it off"))
 
 
 def optimized_models(ctx: FileContext) -> set[str]:
@@ -369,6 +382,8 @@ def load_then_infer_without_eval(ctx: FileContext) -> Iterator[Hit]:
     nn.ReLU, ...)``) behaves the same in both modes and is not reported.
     Cannot see: an eval() made inside the model's own methods or a helper of another file;
     layers defined where it cannot read them (reported as info, as TW103 does).
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for load in ctx.calls:
         model = receiver_of(load)

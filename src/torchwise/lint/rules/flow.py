@@ -16,7 +16,7 @@ from torchwise.lint.ast_names import dotted, is_constant, method
 from torchwise.lint.context import FileContext
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
-from torchwise.lint.rules.endless import endless_loader
+from torchwise.lint.rules.endless import endless_loader, endless_unread
 
 _LOSS_WORDS = re.compile(r"loss|criterion|cost", re.I)
 _VERSION_WORDS = re.compile(r"version", re.I)
@@ -142,6 +142,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: an iterator over something that is not a loader by its constructor or name,
     or one re-created in another function; a step count equal to the number of batches that
     it cannot prove (it then reports it); ``next(iter(loader))`` (one batch) is fine.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     made: dict[str, list[ast.AST]] = {}
     for name, values in ctx.assignments.items():
@@ -171,7 +173,8 @@ def exhausted_iterator(ctx: FileContext) -> Iterator[Hit]:
             continue  # as many steps as the loader has batches
         if endless_loader(ctx, made[name][0].args[0]):
             continue  # its sampler never ends: neither does the iterator
-        yield Hit(call, f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch")
+        message = f"next({name}) runs past the end of iter(...) made once: StopIteration after one epoch"
+        yield Hit(call, message, unseen=endless_unread(ctx, made[name][0].args[0]))
 
 
 def _capped_by_len(value: ast.expr, loader: ast.expr) -> bool:

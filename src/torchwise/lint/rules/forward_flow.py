@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from torchwise.lint.ast_names import dotted, is_constant, method, receiver
 from torchwise.lint.context import FileContext, position
@@ -24,21 +25,31 @@ def _targets(node: ast.Assign | ast.AugAssign) -> set[str]:
 
 
 def feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
-    """Whether ``call``'s result reaches a ``backward()`` later in ``scope``: names are
-    followed through assignments in source order, and a name assigned anew from something
-    else stops carrying it (``pred`` of the test pass is not the ``pred`` trained on later)."""
+    """Whether ``call``'s result reaches a ``backward()`` later in ``scope`` (`flows_into`)."""
+    statement = ctx.statement(call)
+    if statement is not None and any(ctx.is_backward(c) for c in ctx.calls_in(statement)):
+        return True
+    return flows_into(ctx, call, scope, lambda c: _uses_grad(ctx, c)) is not None
+
+
+def flows_into(ctx: FileContext, call: ast.Call, scope: ast.AST, sink: Callable[[ast.Call], bool]) -> ast.Call | None:
+    """The first later call in ``scope`` for which ``sink`` holds and that is handed ``call``'s
+    result: names are followed through assignments in source order, and a name assigned anew
+    from something else stops carrying it (``pred`` of the test pass is not the ``pred`` trained
+    on later). A sink in the statement of ``call`` itself counts (``compute(model(x), y)``)."""
     statement = ctx.statement(call)
     if statement is None:
-        return False
-    if any(ctx.is_backward(c) for c in ctx.calls_in(statement)):
-        return True
+        return None
+    here = next((c for c in ctx.calls_in(statement) if c is not call and sink(c) and _encloses(c, call)), None)
+    if here is not None:
+        return here
     tainted = _targets(statement) if isinstance(statement, ast.Assign) else set()
     later = sorted(
         (
             n
             for n in ctx.walk(scope)
             if position(n) > position(statement)
-            and (isinstance(n, ast.Assign | ast.AugAssign) or (isinstance(n, ast.Call) and _uses_grad(ctx, n)))
+            and (isinstance(n, ast.Assign | ast.AugAssign) or (isinstance(n, ast.Call) and sink(n)))
         ),
         key=position,
     )
@@ -46,12 +57,16 @@ def feeds_backward(ctx: FileContext, call: ast.Call, scope: ast.AST) -> bool:
         used = {dotted(n) for n in ast.walk(node if isinstance(node, ast.Call) else node.value)}
         if isinstance(node, ast.Call):
             if used & tainted:
-                return True
+                return node
         elif used & tainted:
             tainted |= _targets(node)
         elif isinstance(node, ast.Assign):
             tainted -= _targets(node)
-    return False
+    return None
+
+
+def _encloses(outer: ast.AST, inner: ast.AST) -> bool:
+    return any(n is inner for n in ast.walk(outer))
 
 
 def _uses_grad(ctx: FileContext, call: ast.Call) -> bool:

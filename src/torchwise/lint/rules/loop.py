@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, is_constant, keyword, method
 from torchwise.lint.context import FileContext, backward_loss, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.findings import Edit, Hit, Level
+from torchwise.lint.evidence import unread, unread_reaching, values_of
+from torchwise.lint.findings import Edit, Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_default
 
@@ -36,6 +37,8 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: a zero_grad made by a helper in another file or by a framework hook; it
     needs the backward and the step in one loop of this file. Distributed autograd
     (``dist_autograd.backward``) keeps gradients per context and is not reported.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     reported: set[ast.AST] = set()
     for call in ctx.calls:
@@ -48,7 +51,8 @@ def backward_without_zero_grad(ctx: FileContext) -> Iterator[Hit]:
         steps = any(ctx.is_optimizer_step(c) for c in ctx.reached_calls(loop))
         if steps and not _zeroes_grads(ctx, loop):
             reported.add(loop)
-            yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()")
+            unseen = unread_reaching(ctx, ctx.calls_in(loop), {"model", "optimizer"}, "zeroes the gradients")
+            yield Hit(call, "backward() in a loop that steps the optimizer but never calls zero_grad()", unseen=unseen)
 
 
 def _leads_to_backward(ctx: FileContext, call: ast.Call) -> bool:
@@ -68,6 +72,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: a backward run by a helper in another file (then it may report a step as
     having none); closures other than ``step(closure)``. Gradients set by hand
     (``p.grad = g``, ``p._grad = g``) count as a backward.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for step in ctx.calls:
         loops = ctx.loops(step)
@@ -81,7 +87,8 @@ def step_without_backward(ctx: FileContext) -> Iterator[Hit]:
         backwards = [c for c in earlier if _leads_to_backward(ctx, c)]
         if not backwards:
             if _iterates_steps(ctx, region) and not _sets_grads(ctx, region):
-                yield Hit(step, "optimizer step with no backward() before it in this loop")
+                unseen = unread_reaching(ctx, earlier, {"model", "optimizer"}, "runs the backward")
+                yield Hit(step, "optimizer step with no backward() before it in this loop", unseen=unseen)
             continue
         stepped = _stepped_optimizer(ctx, step)
         for node in ctx.walk(region):
@@ -186,6 +193,7 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
     option's) accumulates nothing unless raised: info.
     Cannot see: a loss divided inside the model or a helper, or a loss built elsewhere (it
     then stays quiet); a step under ``%`` that belongs to another optimizer (GAN) is skipped.
+    A loss made by code it cannot read that is handed the accumulation count is info.
     """
     reported: set[ast.Call] = set()
     for step in ctx.calls:
@@ -213,7 +221,30 @@ def accumulation_without_loss_scaling(ctx: FileContext) -> Iterator[Hit]:
                         call, f"{message} (if the accumulation count is raised from its default of 1)", level=Level.INFO
                     )
                 else:
-                    yield Hit(call, message)
+                    yield Hit(call, message, unseen=_divided_where_unread(ctx, backward_loss(call), guard, scope))
+
+
+def _divided_where_unread(
+    ctx: FileContext, loss: ast.expr | None, guard: ast.If | None, scope: ast.AST
+) -> tuple[Unseen, ...]:
+    """The loss made by code lint cannot read that is handed the accumulation count of the step's
+    ``if i % k == 0:`` (``loss = compute_loss(out, y, args.accumulation_steps)``): it may divide
+    by it."""
+    name = dotted(loss) if loss is not None else None
+    if name is None or guard is None:
+        return ()
+    counts = {dotted(n.right) for n in ast.walk(guard.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)}
+    made = [
+        n.value
+        for n in ctx.walk(scope)
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and any(dotted(t) == name for t in n.targets)
+    ]
+    return tuple(
+        Unseen(f"{who}(...), handed the accumulation count,", "divides the loss by it")
+        for call in made
+        if (who := unread(ctx, call)) is not None
+        and counts & {dotted(v) for v in values_of(call)} - {None}
+    )
 
 
 def _accumulates_one_by_default(ctx: FileContext, guard: ast.If, scope: ast.AST) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from torchwise.lint.ast_names import dotted, is_constant, keyword
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.findings import Hit, Unseen
 
 # Layers whose output does not depend on train/eval mode (no dropout, no batch statistics).
 _MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|InstanceNorm|Transformer|RReLU|dropout|batch_norm")
@@ -60,12 +60,14 @@ def mode_dependent(ctx: FileContext, model: ast.expr) -> bool:
     return mode_of(ctx, model) is True
 
 
-def mode_hit(ctx: FileContext, node: ast.AST, models: list[ast.expr], message: str) -> Hit:
-    """A warning where the file shows a model with dropout or batch norm; info otherwise."""
-    if any(mode_dependent(ctx, m) for m in models):
-        return Hit(node, message)
-    outside = " (its layers are defined outside this file: eval() may change nothing)"
-    return Hit(node, message + outside, level=Level.INFO)
+def mode_hit(
+    ctx: FileContext, node: ast.AST, models: list[ast.expr], message: str, unseen: tuple[Unseen, ...] = ()
+) -> Hit:
+    """A warning where the file shows a model with dropout or batch norm and nothing lint cannot
+    read could switch it (``unseen``); info otherwise."""
+    if not any(mode_dependent(ctx, m) for m in models):
+        unseen = (Unseen("its layers, defined outside this file,", "have neither dropout nor batch norm"), *unseen)
+    return Hit(node, message, unseen=unseen)
 
 
 def mode_of(ctx: FileContext, model: ast.expr) -> bool | None:

@@ -10,13 +10,15 @@ from collections.abc import Iterator
 
 from torchwise.lint.ast_names import dotted, method, receiver
 from torchwise.lint.context import FileContext, position
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import holds, unread, values_of
+from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.resume_count import continues_count
 from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
 from torchwise.lint.rules.resume_sites import in_resume, restores_weights, resume_test, trains_after
+from torchwise.lint.rules.scaler_default import scalers_off_by_default
 
 
 def _built(ctx: FileContext, kind: str) -> list[str]:
@@ -55,6 +57,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     per epoch of a loop that continues from the resumed epoch while it was built afresh (reported
     at its constructor); an epoch scheduler told where to start (``last_epoch=``, ``step(epoch)``,
     a rule given the start epoch, a fast-forward loop) is not reported.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     restored = {ctx.kind(receiver(c)) for c in ctx.calls if method(c) == "load_state_dict" or method(c) == "load_state"}
     restored |= _handed_on(ctx)
@@ -93,7 +97,13 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         if lost:
             what = " or the ".join(lost)
             note = _EPOCH_NOTE if restarted and not schedule_lost else _SCHEDULE_NOTE
-            yield Hit(call, f"resume restores the weights but not the {what}" + note * ("scheduler" in lost))
+            message = f"resume restores the weights but not the {what}" + note * ("scheduler" in lost)
+            off = scalers_off_by_default(ctx) if lost == ["scaler"] else None
+            if off is not None:  # llama2.c: enabled=(dtype == "float16") with dtype = "bfloat16"
+                message += f" (the GradScaler is off with this file's defaults: enabled={off})"
+                yield Hit(call, message, level=Level.INFO)
+            else:
+                yield Hit(call, message, unseen=_restored_where_unread(ctx, lost))
 
 
 def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
@@ -141,6 +151,34 @@ def _handed_on(ctx: FileContext) -> set[str | None]:
             if dotted(value) is not None:
                 kinds.add(ctx.kind(value))
     return kinds
+
+
+def _restored_where_unread(ctx: FileContext, lost: list[str]) -> tuple[Unseen, ...]:
+    """Calls under a resume branch of a method of an object lint cannot read that was built with
+    everything the resume seems to lose (``trainer.load(path)`` with ``trainer = Trainer(model,
+    optimizer)``): it may restore them."""
+    found = []
+    for call in ctx.calls:
+        who = unread(ctx, call)
+        if who is not None and in_resume(ctx, call) and all(holds(ctx, receiver(call), kind) for kind in lost):
+            found.append(Unseen(f"{who}(...), of an object built with the {' and the '.join(lost)},", "restores them"))
+        elif who is not None and lost == ["optimizer"] and _builds_from_checkpoint(ctx, call):
+            found.append(Unseen(f"{who}(...), which builds the optimizer from the checkpoint,", "restores its state"))
+    return tuple(found)
+
+
+_CHECKPOINT_WORDS = re.compile(r"ckpt|checkpoint|resume|state", re.I)
+
+
+def _builds_from_checkpoint(ctx: FileContext, call: ast.Call) -> bool:
+    """``optimizer = build_optimizer(cfg, model, checkpoint)``: a factory handed the checkpoint
+    (or the resume path) that makes the optimizer may load its state into it."""
+    statement = ctx.statement(call)
+    if not (isinstance(statement, ast.Assign) and statement.value is call):
+        return False
+    if not any(ctx.kind(t) == "optimizer" for t in statement.targets):
+        return False
+    return any(_CHECKPOINT_WORDS.search(dotted(v) or "") for v in values_of(call))
 
 
 _BUILTINS = frozenset(dir(builtins))

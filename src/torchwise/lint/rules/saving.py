@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, keyword, method
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.context import receiver as receiver_of
-from torchwise.lint.findings import Hit, Level
+from torchwise.lint.evidence import unread, unread_reaching
+from torchwise.lint.findings import Hit, Level, Unseen
+from torchwise.lint.kinds import classify
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.evaluation import optimized_models
 from torchwise.lint.rules.resume_sites import in_resume
@@ -33,7 +35,8 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
     A name whose last value is a dict, a list or a ``state_dict()`` holds data, not a module
     (Beta-VAE's ``model_states = {"net": net.state_dict()}``).
     Cannot see: a module held under a name that does not look like one (``torch.save(g, f)``
-    for a generator built elsewhere); it knows modules by their constructor or their name.
+    for a generator built elsewhere); it knows modules by their constructor or their name. A
+    module only by its name, last made by code it cannot read, is info.
     """
     for call in _calls_to(ctx, "torch.save"):
         if not call.args:
@@ -43,7 +46,25 @@ def save_whole_module(ctx: FileContext) -> Iterator[Hit]:
         values = [saved, *(saved.elts if isinstance(saved, ast.List | ast.Tuple) else ()), *(v for _, v in entries)]
         module = next((m for v in values if (m := _whole_module(ctx, v)) is not None), None)
         if module is not None:
-            yield Hit(call, f"torch.save of the whole module {ast.unparse(module)}")
+            yield Hit(call, f"torch.save of the whole module {ast.unparse(module)}", unseen=_made_unread(ctx, module))
+
+
+def _made_unread(ctx: FileContext, module: ast.expr) -> tuple[Unseen, ...]:
+    """A value that is a module only by its name, last made by code lint cannot read
+    (``model = get_model_state(net)``): it may be a state dict. A value an optimizer here trains,
+    or that the file switches to eval()/train() or moves in place, is a module whatever made it."""
+    node = _unwrapped(module)
+    name = dotted(node)
+    values = [v for v in ctx.assignments.get(name or "", []) if isinstance(v, ast.Call)]
+    if name is None or not values or name in ctx.trained or _moved_in_place(ctx, node):
+        return ()
+    if any(ctx.is_model_mode(c, m) and dotted(receiver_of(c)) == name for c in ctx.calls for m in ("eval", "train")):
+        return ()
+    who = unread(ctx, values[-1])
+    built = ctx.constructor(node)
+    if who is None or (built and classify(built_from=built, name="", module_classes=ctx.module_classes) == "model"):
+        return ()
+    return (Unseen(f"{who}(...), which made {name},", "returns a state dict, not a module"),)
 
 
 # Calls and attributes that hand back the same module: model.cpu(), net.module, model.to(...).
@@ -54,19 +75,24 @@ def _whole_module(ctx: FileContext, value: ast.expr) -> ast.expr | None:
     """The module expression ``value`` evaluates to, or None when it is not a module."""
     if isinstance(value, ast.IfExp):
         return _whole_module(ctx, value.body) or _whole_module(ctx, value.orelse)
-    node: ast.expr = value
+    node = _unwrapped(value)
+    if not isinstance(node, ast.Name | ast.Attribute) or _holds_data(ctx, node):
+        return None
+    if ctx.kind(node) == "model" or _moved_in_place(ctx, node):
+        return value
+    return None
+
+
+def _unwrapped(value: ast.expr) -> ast.expr:
+    """The module under ``model.cpu()``, ``net.module``, ``model.to(...)``."""
+    node = value
     while True:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_MODULE:
             node = node.func.value
         elif isinstance(node, ast.Attribute) and node.attr == "module":
             node = node.value
         else:
-            break
-    if not isinstance(node, ast.Name | ast.Attribute) or _holds_data(ctx, node):
-        return None
-    if ctx.kind(node) == "model" or _moved_in_place(ctx, node):
-        return value
-    return None
+            return node
 
 
 def _moved_in_place(ctx: FileContext, node: ast.expr) -> bool:
@@ -157,6 +183,8 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
     for inference, as in attention-is-all-you-need's ``model.chkpt`` for translate.py, or a
     distillation script that loads only its frozen teacher); a resume written in another
     script is missed.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     builds_optimizer = any(ctx.kind(t) == "optimizer" for t in _assigned_names(ctx))
     if not builds_optimizer or _only_stateless_sgd(ctx) or not _resumes(ctx):
@@ -175,7 +203,18 @@ def checkpoint_without_optimizer(ctx: FileContext) -> Iterator[Hit]:
             message = "checkpoint saves the model but not the optimizer state, nor where training was"
             yield Hit(call, f"{message}: a copy of the weights, unless a resume reads it", level=Level.INFO)
         else:
-            yield Hit(call, "checkpoint saves the model but not the optimizer state")
+            yield Hit(call, "checkpoint saves the model but not the optimizer state", unseen=_saved_where_unread(ctx))
+
+
+_SAVES = re.compile(r"save|checkpoint|dump|snapshot", re.I)
+
+
+def _saved_where_unread(ctx: FileContext) -> tuple[Unseen, ...]:
+    """A saving call of code lint cannot read that can reach the optimizer (``save_optimizer(opt,
+    path)``, ``trainer.save_checkpoint(path)`` of a trainer built with it): the optimizer's state
+    may be saved there, beside this file's checkpoint."""
+    saving = [c for c in ctx.calls if _SAVES.search((dotted(c.func) or "").rsplit(".", 1)[-1])]
+    return unread_reaching(ctx, saving, {"optimizer"}, "saves the optimizer's state")
 
 
 # A checkpoint that records where training was: the epoch, step or iteration to resume from.

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted, keyword
 from torchwise.lint.context import FileContext, Loop, position
 from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.evidence import unread_reaching
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.data import argparse_default
@@ -60,6 +61,8 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
     counts as stepping it.
     Cannot see: steps made in helpers of other files that are not handed the optimizer, or a
     scheduler stepped on purpose once before training to set the first LR.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     for call in ctx.calls:
         if not ctx.is_scheduler_step(call) or _explicit_epoch(call):
@@ -76,7 +79,9 @@ def scheduler_before_optimizer(ctx: FileContext) -> Iterator[Hit]:
             message = "scheduler.step() runs before optimizer.step() every batch: the schedule's first step is lost"
             yield Hit(call, message, level=Level.INFO)
         else:
-            yield Hit(call, "scheduler.step() runs before optimizer.step() in this iteration")
+            earlier = [c for c in ctx.calls_in(loops[0]) if position(c) < position(call)]
+            unseen = unread_reaching(ctx, earlier, {"optimizer"}, "steps the optimizer first")
+            yield Hit(call, "scheduler.step() runs before optimizer.step() in this iteration", unseen=unseen)
 
 
 def _epoch_function_steps_later(ctx: FileContext, call: ast.Call) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from torchwise.lint.ast_names import dotted
 from torchwise.lint.context import FileContext, Loop
 from torchwise.lint.context import receiver as receiver_of
+from torchwise.lint.evidence import handed_to_unread
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.evaluation import optimized_models
@@ -30,6 +31,8 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
     (pytorch-YOLOv4's ``evaluate(eval_model, ...)`` on a fresh copy built each epoch), nor an
     alias the loop gives only other objects; an alias that is the trained model on one branch
     and a copy on another (FixMatch's ``test_model``, chosen by ``--use-ema``) is info.
+    Where code it cannot read could supply what is missing, the finding is info and
+    names that code.
     """
     optimized = optimized_models(ctx)
     reported: set[ast.AST] = set()
@@ -57,12 +60,8 @@ def eval_without_train_again(ctx: FileContext) -> Iterator[Hit]:
                 if aliases - optimized:
                     what = f"{switched} is the trained model on one branch only ({', '.join(sorted(aliases))})"
                     yield Hit(call, f"{message} where {what}", level=Level.INFO)
-                elif _handed_outside(ctx, switched, reached):
-                    yield Hit(
-                        call, f"{message} here (a function of another file it is handed to may)", level=Level.INFO
-                    )
                 else:
-                    yield Hit(call, message)
+                    yield Hit(call, message, unseen=handed_to_unread(ctx, reached, switched, "calls train() again"))
                 break
 
 
@@ -86,16 +85,6 @@ def _argument_switched(ctx: FileContext, call: ast.Call) -> str | None:
                 given = call.args[index]
             return dotted(given) if given is not None else None
     return None
-
-
-def _handed_outside(ctx: FileContext, model: str | None, calls: list[ast.Call]) -> bool:
-    """The model is passed to a function not defined here, which may call ``model.train()``."""
-    return model is not None and any(
-        ctx.callee(c) is None
-        and not (ctx.qualname(c.func) or "").startswith("torch.")
-        and any(dotted(a) == model for a in [*c.args, *(k.value for k in c.keywords)])
-        for c in calls
-    )
 
 
 def _aliases(ctx: FileContext, name: str, loop: ast.AST) -> set[str]:
