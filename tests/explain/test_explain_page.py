@@ -103,6 +103,7 @@ def test_the_held_out_texts_are_the_ones_committed_before_any_rule_changed():
         ("heldout6", "round 6", "ada348cce7fd86997e7e5e1d4cdc1c3a2b8f94b8d5be6fe19d0eea9805cde054"),  # e830e67
         ("heldout7", "round 7", "3cdaa7f35edeca251e6c81cc1ccaef82c4ea4a8594a386df8e6bbfdf630bfdbd"),  # e896f21
         ("heldout8", "round 8", "8746ac4d0b55c62d1a600cbc706e9133a58fe75b2f66e63501830b1723b8983f"),  # e5be1cf
+        ("heldout9", "round 9", "4d6f6628f0884526e0bb2306f095d2b51dcdecff844459f65f662b9fdccea5bd"),  # e8248bf
     ],
 )
 def test_a_held_out_round_s_figures_are_its_verdicts_on_the_texts_committed_first(folder, label, digest):
@@ -124,7 +125,7 @@ def test_a_held_out_round_s_figures_are_its_verdicts_on_the_texts_committed_firs
     assert int(row.group(5)) == round(100 * count["wrong"] / len(verdicts))
 
 
-@pytest.mark.parametrize("folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8"])
+@pytest.mark.parametrize("folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9"])
 def test_a_held_out_round_s_answers_judged_right_stay_as_measured(folder):
     # a regression floor, pinned after the one measurement: the rules were not tuned to it
     verdicts = yaml.safe_load((ROOT / "tests/explain" / folder / "verdicts.yaml").read_text())
@@ -140,17 +141,17 @@ def counts(verdicts: list[dict[str, object]], key: str = "verdict") -> list[int]
     return [sum(v[key] == kind for v in verdicts) for kind in ("right", "wrong", "not known")]
 
 
-def test_round_8_s_before_row_is_its_verdicts_and_keeps_the_after_verdict_where_the_answer_is_the_same():
-    folder = ROOT / "tests/explain/heldout8"
-    after = yaml.safe_load((folder / "verdicts.yaml").read_text())
-    before = yaml.safe_load((folder / "verdicts-before.yaml").read_text())
+def before_and_after(folder: str) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """A held-out round's verdicts with the rules from before the round and after, text by text."""
+    before = yaml.safe_load((ROOT / "tests/explain" / folder / "verdicts-before.yaml").read_text())
+    after = yaml.safe_load((ROOT / "tests/explain" / folder / "verdicts.yaml").read_text())
     assert [v["source"] for v in before] == [v["source"] for v in after]
-    changed = [b["number"] for b, a in zip(before, after, strict=True) if b["got"] != a["got"]]
-    assert changed == [23, 42, 86]  # the round's three new right answers, none known before
-    for b, a in zip(before, after, strict=True):
-        assert b["verdict"] == (a["verdict"] if b["got"] == a["got"] else "not known"), b["source"]
+    return before, after
+
+
+def assert_before_row(label: str, commit: str, before: list[dict[str, object]]) -> None:
     row = re.search(
-        r"\| round 8 held-out half \((\d+)\), before the round's rules \(commit a5b234b, for comparison\) "
+        rf"\| {label} held-out half \((\d+)\), before the round's rules \(commit {commit}, for comparison\) "
         r"\| (\d+) \((\d+)%\) \| (\d+) \((\d+)%\) \| (\d+)",
         PAGE,
     )
@@ -158,6 +159,49 @@ def test_round_8_s_before_row_is_its_verdicts_and_keeps_the_after_verdict_where_
     assert int(row.group(1)) == len(before)
     assert [int(row.group(i)) for i in (2, 4, 6)] == counts(before)
     assert int(row.group(3)) == round(100 * counts(before)[0] / len(before))
+
+
+def test_round_8_s_before_row_is_its_verdicts_and_keeps_the_after_verdict_where_the_answer_is_the_same():
+    before, after = before_and_after("heldout8")
+    changed = [b["number"] for b, a in zip(before, after, strict=True) if b["got"] != a["got"]]
+    assert changed == [23, 42, 86]  # the round's three new right answers, none known before
+    for b, a in zip(before, after, strict=True):
+        assert b["verdict"] == (a["verdict"] if b["got"] == a["got"] else "not known"), b["source"]
+    assert_before_row("round 8", "a5b234b", before)
+
+
+def test_round_9_s_before_row_is_its_verdicts_and_the_round_changed_no_held_out_verdict():
+    # at 0931290 every text got the same entry as at 7d7272b (#44 and #83 another text), judged alike
+    before, after = before_and_after("heldout9")
+    assert [(b["got"], b["verdict"]) for b in before] == [(a["got"], a["verdict"]) for a in after]
+    changed = [b["number"] for b, a in zip(before, after, strict=True) if b["note"] != a["note"]]
+    assert changed == [44, 83]  # the two answers whose text the round changed, each judged again
+    assert_before_row("round 9", "0931290", before)
+
+
+def test_round_9_s_merged_working_row_is_each_engineer_s_verdict_on_the_answer_their_branch_gave():
+    # at the merge each text's entry is explain9a's branch answer, or explain9b's where 9a's gave none
+    working = ROOT / "tests/explain/working9"
+    texts = {t["number"]: t["text"] for t in yaml.safe_load((working / "texts.yaml").read_text())}
+    by_a = {v["number"]: v for v in yaml.safe_load((working / "judged-9a.yaml").read_text())}
+    by_b = {v["number"]: v["after"] for v in yaml.safe_load((working / "judged-9b.yaml").read_text())}
+    merged = []
+    for number, text in texts.items():
+        got = explain(text)
+        if by_a[number]["got_after"] is None and got is not None:
+            assert got.id == by_b[number]["got"], number
+            merged.append({"verdict": by_b[number]["verdict"]})
+        else:
+            assert (got and got.id) == by_a[number]["got_after"], number
+            merged.append({"verdict": by_a[number]["after"]})
+    row = re.search(
+        r"\| working half \(50\), both branches merged \(commit 7d7272b, regression floor\) "
+        r"\| (\d+) \((\d+)%\) \| (\d+) \| (\d+) \|",
+        PAGE,
+    )
+    assert row is not None
+    assert [int(row.group(i)) for i in (1, 3, 4)] == counts(merged) == [42, 0, 8]
+    assert int(row.group(2)) == round(100 * counts(merged)[0] / len(merged))
 
 
 @pytest.mark.parametrize(
