@@ -45,7 +45,9 @@ def test_round8_held_out_half_as_measured_once():
     # The one wrong warning (TW131 on a stage-to-stage warm start), and five TW107 infos after an
     # explicit torch.cuda.synchronize() that already waits for the GPU.
     assert wrong == [
-        ("CoinCheung_BiSeNet", 172, "TW107"), ("CoinCheung_BiSeNet", 173, "TW107"), ("CoinCheung_BiSeNet", 174, "TW107"),
+        ("CoinCheung_BiSeNet", 172, "TW107"),
+        ("CoinCheung_BiSeNet", 173, "TW107"),
+        ("CoinCheung_BiSeNet", 174, "TW107"),
         ("princeton-vl_RAFT", 145, "TW131"),
         ("ruotianluo_ImageCaptioning.pytorch", 200, "TW107"), ("ruotianluo_ImageCaptioning.pytorch", 205, "TW107"),
     ]
@@ -62,4 +64,6 @@ def test_round8_held_out_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(HELD_OUT_8)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     assert (result["bugs"], len(result["found"])) == (42, 23)
-    assert (result["warnings+errors"], len(result["right"])) == (41, 40)
+    # Measured once: 41, of them 40 right. After the measurement RAFT's wrong TW131 went
+    # (test_round8_after.py); the figure in README and docs stays as measured.
+    assert (result["warnings+errors"], len(result["right"])) == (40, 40)

@@ -50,7 +50,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
-    of a resume branch (pytorch_image_classification's ``elif config.train.checkpoint:``), is
+    of a resume branch (pytorch_image_classification's ``elif config.train.checkpoint:``), or
+    with ``strict=False`` (another stage's or model's weights: RAFT's ``--restore_ckpt``), is
     taken for fine-tuning, where a fresh optimizer is right. A scheduler left behind is reported when a
     resume must lose its place: stepped every batch, or stepped with a counter that is only
     ever set to a constant (``scheduler.step(train_step)``, ``train_step = 0``), or stepped once
@@ -71,7 +72,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
-    loads = [c for c in ctx.calls if restores_weights(ctx, c)]
+    loads = [c for c in ctx.calls if restores_weights(ctx, c) and not _partial_weights(c)]
     anchors = [
         c
         for c in loads
@@ -104,6 +105,14 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
                 yield Hit(call, message, level=Level.INFO)
             else:
                 yield Hit(call, message, unseen=_restored_where_unread(ctx, lost))
+
+
+def _partial_weights(call: ast.Call) -> bool:
+    """``load_state_dict(..., strict=False)``: weights that need not fit this model, another
+    stage's or another model's, to start from (RAFT's ``--restore_ckpt`` between the stages of its
+    curriculum, each with a fresh optimizer and schedule): a warm start, not a resume."""
+    strict = next((k.value for k in call.keywords if k.arg == "strict"), None)
+    return isinstance(strict, ast.Constant) and strict.value is False
 
 
 def _state_from_resume(ctx: FileContext, call: ast.Call) -> bool:
