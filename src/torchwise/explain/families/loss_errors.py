@@ -18,6 +18,7 @@ from torchwise.explain.evidence_readings import item_counts
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
+from torchwise.explain.stated_facts import library_dispatch, library_dispatch_reading, one_target
 
 
 def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
@@ -52,6 +53,12 @@ def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
                 " a named dim (x.squeeze(1))."
             ),
         )
+    if dispatcher := library_dispatch(text, match.start()):  # after round 9: a library assembled the loss's arguments
+        cause, fix = library_dispatch_reading(dispatcher, rows, targets)
+        return answer(title=f"The output has {rows} rows but the target has {targets}", meaning=meaning,
+                      cause=cause, fix=fix)
+    if targets == 1 and rows > 1:  # after round 9: a divisor of 1 is no evidence of a fold; a batch of one
+        return one_target(rows)
     if targets > rows and targets % rows == 0:
         per_row = targets // rows
         return answer(
