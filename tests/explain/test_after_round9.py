@@ -123,3 +123,27 @@ def test_the_wrong_answer_left_alone_still_reads_a_file_that_is_no_pickle():
     # paste says the file is real (that torch 2.5.1 loads it is in the thread, not the paste), so it stands
     paste = "_pickle.UnpicklingError: Weights only load failed. WeightsUnpickler error: Unsupported operand 118"
     assert explain(paste).id == "weights-only-load" and "Git LFS pointer" in answer_text(paste, "weights-only-load")
+
+
+# The two wordings of errors it already handles that round 9's measurement found unmatched.
+def test_a_dll_path_retold_without_quotes_is_read_like_the_quoted_one():
+    # heldout9 #27, https://github.com/pytorch/pytorch/issues/61947
+    path = r"D:\Python\Python37\Lib\site-packages\torch\lib\caffe2.dll"
+    retold = f'it always occured _"WinError 127 Error loading {path} or one of its dependencies."_'
+    quoted = f'OSError: [WinError 127] The specified procedure could not be found. Error loading "{path}" or one of its dependencies.'
+    for paste in (retold, quoted):
+        assert "caffe2.dll loaded, but a DLL it links to is another version" in answer_text(paste, "windows-dll")
+    assert explain("Error loading the settings or one of its dependencies") is None
+
+
+def test_the_countless_title_reads_a_line_that_flattens_both_sides_and_nothing_else():
+    # heldout9 #47, https://github.com/ujiuji1259/shinra-attribute-extraction/issues/1
+    title = "(title: ValueError: Expected input batch_size to match target batch_size)"
+    line = frame("/my/workspace/src/model.py", 89, "forward", "loss += loss_fct(logit.view(-1, 3), label.view(-1))")
+    library = frame("/my/venv/lib/python3.8/site-packages/torch/nn/functional.py", 2693, "cross_entropy",
+                    "return nll_loss(log_softmax(input, 1), target, weight, None, ignore_index, None, reduction)")
+    text = answer_text(f"Traceback (most recent call last):\n{line}{library}{title}", "batch-size-mismatch")
+    assert "flattened to different numbers of positions" in text and "model.py:89 in forward" in text
+    one_side = frame("/my/workspace/src/model.py", 89, "forward", "loss = loss_fct(logit, label)")
+    assert explain(f"Traceback (most recent call last):\n{one_side}{library}{title}") is None
+    assert explain(title) is None

@@ -18,7 +18,8 @@ from torchwise.env.compat import companion_version, parse_version
 from torchwise.explain.evidence_gate import in_collate
 from torchwise.explain.evidence_readings import collated_lengths_reading
 from torchwise.explain.explanation import Explanation, answer
-from torchwise.explain.paste import Frame, frames
+from torchwise.explain.paste import Frame, frames, user_frame
+from torchwise.explain.paste_readings import FLATTEN
 
 # A batch size the paste sets: "--batch_size 1", "batch-size=1", "batch_size: 1", '"train_batch_size": 1'.
 BATCH_SETTING = re.compile(r"""\b([\w-]*batch[_-]?size)["']?\s*(?:=|:|\s)\s*(\d+)\b""", re.IGNORECASE)
@@ -169,6 +170,30 @@ def one_target(rows: int) -> Explanation:
             f"Decide what is scored per item: for a label per position, build the target with one label per"
             f" position ([1, {rows}], flattened alike: target.view(-1)); for one label per sample, pool or take"
             " one position's output before the head. Take sizes from the tensors, never a hard-coded batch size."
+        ),
+    )
+
+
+def flattened_per_position(text: str, before: int) -> Explanation | None:
+    """The count-less wording ("Expected input batch_size to match target batch_size", a title line) where
+    the user's line flattens both the output and the target (a per-token or per-pixel loss): they cover
+    different numbers of positions. None where the paste shows no such line: without counts nothing else tells."""
+    frame = user_frame(text, before)
+    if frame is None or len(FLATTEN.findall(frame.source)) < 2:
+        return None
+    return answer(
+        title="The output and the target were flattened to different numbers of positions",
+        meaning="The loss pairs each output row with one target; the counts must be equal.",
+        cause=(
+            f"Your line {frame.place} ({frame.source}) flattens both sides per position, so the output covers"
+            " another number of positions than the target: labels of another length than the output's sequence"
+            " (token labels not padded or truncated to the input ids' length), or a width written into the view"
+            " that is not the output's last dimension."
+        ),
+        fix=(
+            "Print both shapes before that line; pad or truncate the labels to the input's length in the dataset"
+            " or collator (the same max_length for both), and take the width from the tensor:"
+            " output.view(-1, output.size(-1))."
         ),
     )
 
