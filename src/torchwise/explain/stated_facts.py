@@ -28,8 +28,16 @@ NOT_TRAINING = re.compile(r"eval|val|test|infer|predict", re.IGNORECASE)
 
 
 def stated_batch_sizes(text: str) -> list[int]:
-    """The training batch sizes the paste sets (its command line, config or code), in order."""
-    return [int(value) for name, value in BATCH_SETTING.findall(text) if not NOT_TRAINING.search(name)]
+    """The training batch sizes the paste sets (its command line, config or code), in order: not one whose
+    name or call says it is another loader's (eval_batch_size, DataLoader(val_set, batch_size=1))."""
+    sizes: list[int] = []
+    for found in BATCH_SETTING.finditer(text):
+        line_start = text.rfind("\n", 0, found.start()) + 1
+        opening = text.rfind("(", line_start, found.start())
+        arguments = text[opening + 1 : found.start()] if opening >= 0 else ""  # the call's earlier arguments
+        if not NOT_TRAINING.search(found.group(1)) and not NOT_TRAINING.search(arguments):
+            sizes.append(int(found.group(2)))
+    return sizes
 
 
 def batch_of_one(text: str) -> bool:
@@ -66,7 +74,7 @@ def stated_pairs(text: str) -> list[tuple[str, str]]:
     """The torch and torchvision releases the paste names, paired in the order it names them; empty
     where it names one without the other or a different number of each."""
     torches, visions = TORCH_RELEASE.findall(text), VISION_RELEASE.findall(text)
-    return list(zip(torches, visions)) if torches and len(torches) == len(visions) else []
+    return list(zip(torches, visions, strict=True)) if torches and len(torches) == len(visions) else []
 
 
 def matching_pairs(text: str) -> list[tuple[str, str]]:
@@ -145,7 +153,8 @@ def library_dispatch_reading(frame: Frame, rows: int, targets: int) -> tuple[str
     return (
         f"The loss was called by {package}'s own code ({frame.place}: {frame.source}), which runs the computation"
         f" you handed it with arguments it assembled itself (lazily, or split into batches of its own): the output"
-        f" it passed has {rows} rows and the target {targets}, so it split or batched one of the two and not the other.",
+        f" it passed has {rows} rows and the target {targets}, so it split or batched one of the two and not"
+        " the other.",
         f"Run the same step without {package} (plain tensors): if the shapes agree there, the mismatch is"
         f" {package}'s handling of this loss; update it, or report it to its project with this traceback, and"
         " keep the plain step meanwhile.",

@@ -18,7 +18,12 @@ from torchwise.explain.evidence_readings import item_counts
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
-from torchwise.explain.stated_facts import flattened_per_position, library_dispatch, library_dispatch_reading, one_target
+from torchwise.explain.stated_facts import (
+    flattened_per_position,
+    library_dispatch,
+    library_dispatch_reading,
+    one_target,
+)
 
 
 def _counted_or_flattened(match: re.Match[str], text: str) -> bool:

@@ -11,8 +11,8 @@ import re
 from torchwise.explain.checkpoint_keys import listed_keys, listing_cut
 from torchwise.explain.evidence_gate import permuted
 from torchwise.explain.evidence_readings import permuted_layout_reading, repeated_tensor, repeated_tensor_reading
-from torchwise.explain.stated_facts import stored_constants, stored_constants_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
+from torchwise.explain.stated_facts import stored_constants, stored_constants_reading
 
 
 def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
