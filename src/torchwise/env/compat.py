@@ -22,6 +22,12 @@ WHEEL_INDEX = "https://download.pytorch.org/whl"
 
 # torch (major, minor) -> torchvision / torchaudio (major, minor) released with it.
 TORCHVISION_FOR_TORCH: dict[Version, Version] = {
+    (1, 4): (0, 5),
+    (1, 5): (0, 6),
+    (1, 6): (0, 7),
+    (1, 7): (0, 8),
+    (1, 8): (0, 9),
+    (1, 9): (0, 10),
     (1, 10): (0, 11),
     (1, 11): (0, 12),
     (1, 12): (0, 13),

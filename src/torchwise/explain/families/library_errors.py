@@ -225,7 +225,8 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "windows-dll",
-        r"Error loading \\*\"(.+?\.dll)\\*\" or one of its dependencies"
+        # after round 9: a user's sentence may retell the path without the quotes OSError prints
+        r"Error loading \\*\"?([^\"\n]+?\.dll)\\*\"? or one of its dependencies"
         r"|\[WinError 126\] The specified module could not be found(?!\. Error loading)()",
         _windows_dll,
     ),

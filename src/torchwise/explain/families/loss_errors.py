@@ -18,9 +18,24 @@ from torchwise.explain.evidence_readings import item_counts
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
+from torchwise.explain.stated_facts import (
+    flattened_per_position,
+    library_dispatch,
+    library_dispatch_reading,
+    one_target,
+)
+
+
+def _counted_or_flattened(match: re.Match[str], text: str) -> bool:
+    """The message's counts, or (the count-less wording) the user's line that flattens both sides."""
+    return match.group(1) is not None or flattened_per_position(text, match.start()) is not None
 
 
 def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
+    if match.group(1) is None:  # no counts: only the user's line can say which sides were flattened
+        flattened = flattened_per_position(text, match.start())
+        assert flattened is not None, "the guard answers only where that line is shown"
+        return flattened
     rows, targets = int(match.group(1)), int(match.group(2))
     meaning = "The loss pairs each output row with one target; the counts must be equal."
     if targets == 0:
@@ -52,6 +67,12 @@ def _batch_sizes(match: re.Match[str], text: str) -> Explanation:
                 " a named dim (x.squeeze(1))."
             ),
         )
+    if dispatcher := library_dispatch(text, match.start()):  # after round 9: a library assembled the loss's arguments
+        cause, fix = library_dispatch_reading(dispatcher, rows, targets)
+        return answer(title=f"The output has {rows} rows but the target has {targets}", meaning=meaning,
+                      cause=cause, fix=fix)
+    if targets == 1 and rows > 1:  # after round 9: a divisor of 1 is no evidence of a fold; a batch of one
+        return one_target(rows)
     if targets > rows and targets % rows == 0:
         per_row = targets // rows
         return answer(
@@ -334,8 +355,11 @@ def _bce_autocast(match: re.Match[str], text: str) -> Explanation:
 KNOWN: list[KnownError] = [
     known(
         "batch-size-mismatch",
-        r"[Ee]xpected input batch_size \((\d+)\) to match target batch_size \((\d+)\)",
+        # after round 9: a title line may retell the message without its counts
+        r"[Ee]xpected input batch_size \((\d+)\) to match target batch_size \((\d+)\)"
+        r"|[Ee]xpected input batch_size to match target batch_size\b",
         _batch_sizes,
+        when=_counted_or_flattened,
     ),
     known(
         "multi-target",

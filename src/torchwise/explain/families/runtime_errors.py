@@ -11,6 +11,7 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, known
 from torchwise.explain.gpu_memory import held_elsewhere
 from torchwise.explain.kernel_assertions import ASSERTIONS
 from torchwise.explain.paste import evaluation_context, last_frame, user_frame
+from torchwise.explain.stated_facts import batch_of_one, batch_of_one_reading
 
 
 def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
@@ -80,6 +81,8 @@ def _out_of_memory(match: re.Match[str], text: str) -> Explanation:
             "run evaluation under torch.no_grad() (or torch.inference_mode()) with model.eval(),"
             " and move what you keep for the metrics to the CPU: preds.append(out.argmax(1).cpu())",
         )
+    elif batch_of_one(text):  # after round 9: the paste's own batch size is 1, nothing left to halve
+        cause, checklist = batch_of_one_reading(total)
     elif total and _gib(total) <= SMALL_GPU_GIB:  # round 9: the message's own total says the GPU is small
         cause, step = small_gpu_reading(total)
         checklist.insert(0, step)

@@ -24,6 +24,7 @@ from torchwise.env.compat import (
 from torchwise.env.probe import installed_version
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence, told_apart
 from torchwise.explain.families.gpu_arch_errors import torch_build_evidence
+from torchwise.explain.stated_facts import matching_pair_reading, matching_pairs
 
 DOCTOR = "torchwise doctor names the exact build for this machine."
 
@@ -160,6 +161,12 @@ def _driver_too_old(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+OPERATORS_MEANING = (
+    "torchvision registers its C++ operators (nms, roi_align, ...) when it is imported;"
+    " they failed to load, so the operator does not exist."
+)
+
+
 def _torchvision_ops(match: re.Match[str], text: str) -> Explanation:
     torch_version = installed_version("torch")
     vision_version = installed_version("torchvision")
@@ -172,11 +179,14 @@ def _torchvision_ops(match: re.Match[str], text: str) -> Explanation:
         else ""
     )
     pin = f'"torchvision=={wanted}.*"' if wanted else "torchvision"
+    title = f"torchvision's compiled operators do not load ({match.group(1) or match.group(2)})"
+    if pairs := matching_pairs(text):  # after round 9: the paste names releases that belong together
+        cause, fix = matching_pair_reading(pairs)
+        return answer(title=title, meaning=OPERATORS_MEANING, cause=cause, fix=sentence(fix))
     return answer(
-        title=f"torchvision's compiled operators do not load ({match.group(1) or match.group(2)})",
+        title=title,
         meaning=(
-            "torchvision registers its C++ operators (nms, roi_align, ...) when it is imported;"
-            " they failed to load, so the operator does not exist." + installed
+            OPERATORS_MEANING + installed
         ),
         cause=(
             "torchvision was built for another torch release or build (CPU vs CUDA): usually"

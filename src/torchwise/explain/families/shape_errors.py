@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 
 from torchwise.explain import evidence_readings as readings
-from torchwise.explain.evidence_gate import empty_entry, in_collate, library_layer, own_stack
+from torchwise.explain.evidence_gate import empty_entry, library_layer, own_stack
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
+from torchwise.explain.stated_facts import collated, collated_rows_reading
 
 GRAYSCALE_MIXED = "Grayscale (1 channel) and colour (3 channel) images are mixed in the dataset."
 
@@ -44,8 +45,8 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
             "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
             " let the tokenizer pad (padding=True)."
         )
-    elif len(first) == len(second) >= 2 and first[1:] == second[1:] and in_collate(text, match.start()):
-        cause, fix = readings.collated_lengths_reading(first[0], second[0])  # round 9: a batch's samples, not lists
+    elif len(first) == len(second) >= 2 and first[1:] == second[1:] and collated(text, match.start()):
+        cause, fix = collated_rows_reading(text, first[0], second[0])  # round 9: a batch's samples, not lists
     else:
         cause = f"Lists of different lengths ({first[0]} and {second[0]} rows) are stacked."
         fix = (

@@ -12,6 +12,7 @@ from torchwise.explain.checkpoint_keys import listed_keys, listing_cut
 from torchwise.explain.evidence_gate import permuted
 from torchwise.explain.evidence_readings import permuted_layout_reading, repeated_tensor, repeated_tensor_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
+from torchwise.explain.stated_facts import stored_constants, stored_constants_reading
 
 
 def _nesting(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
@@ -257,8 +258,10 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
     # round 9: one tensor of every layer on one side only is a code version, not a model's options
     side, keys = ("checkpoint", unexpected) if unexpected and not missing else ("model", missing)
     repeated = repeated_tensor(keys) if not causes and not (missing and unexpected) else None
-    if repeated:
-        cause, fix = repeated_tensor_reading(repeated, len(keys), side=side)
+    constants = stored_constants(unexpected) if not causes and not missing and not repeated else None
+    if repeated or constants:  # after round 9: a nested module's stored constants are a release, not options
+        cause, fix = (repeated_tensor_reading(repeated, len(keys), side=side) if repeated
+                      else stored_constants_reading(constants, len(unexpected)))
         causes.append(cause)
         fixes.append(fix)
     if not causes and unexpected and not missing:
