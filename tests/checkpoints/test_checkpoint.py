@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors import safe_open
 
-from torchwise.checkpoints import checkpoint as ckpt
+from torchwise.checkpoints import meta_file
 from torchwise.checkpoints.checkpoint import (
     check_compatible,
     find_checkpoint,
@@ -350,8 +350,8 @@ def test_layout_meta_and_no_pickle_anywhere(
 def test_newer_format_asks_for_an_upgrade(tmp_path: Path) -> None:
     save_checkpoint(tmp_path / "last", model_state={}, training_state={}, meta={})
     meta_path = find_checkpoint(tmp_path / "last") / "meta.json"
-    document = ckpt._read_meta(meta_path)
-    ckpt._write_meta(meta_path, {**document, "format_version": 2})
+    document = meta_file.read_meta_file(meta_path)
+    meta_file.write_meta(meta_path, {**document, "format_version": 2})
     with pytest.raises(CheckpointError, match="format 2") as error:
         verify_checkpoint(tmp_path / "last")
     assert "upgrade torchwise" in error.value.hint

@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from safetensors.torch import save_file
 
-from torchwise.checkpoints import checkpoint as ckpt
+from torchwise.checkpoints import meta_file
 from torchwise.checkpoints.checkpoint import (
     find_checkpoint,
     load_checkpoint,
@@ -99,9 +99,9 @@ def resealed(edit: Callable[[dict[str, Any], st.DataObject, Path], None]) -> Cor
     the checks behind the checksum must catch it."""
 
     def corrupt(folder: Path, data: st.DataObject) -> None:
-        document = ckpt._read_meta(folder / "meta.json")
+        document = meta_file.read_meta_file(folder / "meta.json")
         edit(document, data, folder)
-        ckpt._write_meta(folder / "meta.json", document)
+        meta_file.write_meta(folder / "meta.json", document)
 
     corrupt.__name__ = f"resealed_{edit.__name__}"
     return corrupt
@@ -172,7 +172,7 @@ def forge_state_file(document: dict[str, Any], data: st.DataObject, folder: Path
     path = folder / "state.safetensors"
     save_file({data.draw(st.text(min_size=1, max_size=8)): torch.zeros(2)}, path)
     document["files"]["state.safetensors"] = {
-        "sha256": ckpt.sha256_file(path),
+        "sha256": meta_file.sha256_file(path),
         "size": path.stat().st_size,
     }
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import torch
 
-from torchwise.checkpoints import checkpoint, checkpoint_folder
+from torchwise.checkpoints import checkpoint_folder, meta_file
 from torchwise.checkpoints.checkpoint import (
     cleanup_stale,
     delete_checkpoint,
@@ -252,7 +252,7 @@ def test_a_reader_racing_a_writer_reads_the_new_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     save(tmp_path / "last", 1)
-    real_hash = checkpoint.sha256_file
+    real_hash = meta_file.sha256_file
     calls = []
 
     def hash_while_a_writer_swaps(path: Path) -> str:
@@ -261,5 +261,5 @@ def test_a_reader_racing_a_writer_reads_the_new_checkpoint(
         calls.append(path)
         return real_hash(path)
 
-    monkeypatch.setattr(checkpoint, "sha256_file", hash_while_a_writer_swaps)
+    monkeypatch.setattr(meta_file, "sha256_file", hash_while_a_writer_swaps)
     assert load_checkpoint(tmp_path / "last").training_state["step"] == 2

@@ -20,9 +20,6 @@ Where the folder lives and how it is swapped in atomically: see `checkpoint_fold
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +27,6 @@ from typing import Any
 
 import torch
 
-import torchwise
 from torchwise.checkpoints.checkpoint_folder import (
     META_FILE,
     cleanup_stale,
@@ -40,33 +36,19 @@ from torchwise.checkpoints.checkpoint_folder import (
     publish_folder,
 )
 from torchwise.checkpoints.compare import compare_state_dicts
+from torchwise.checkpoints.meta_file import (
+    HINT_CORRUPT,
+    MODEL_FILE,
+    STATE_FILE,
+    TENSOR_FILES,
+    check_tensor_files,
+    meta_document,
+    read_meta_file,
+    write_meta,
+)
 from torchwise.checkpoints.state_codec import flatten_state, unflatten_state, view_key
-from torchwise.checkpoints.tensor_file import drop_from_page_cache, sha256_file, write_safetensors
+from torchwise.checkpoints.tensor_file import drop_from_page_cache, write_safetensors
 from torchwise.errors import CheckpointError, WeightsMismatch
-
-FORMAT = "torchwise-checkpoint"
-FORMAT_VERSION = 1
-MODEL_FILE = "model.safetensors"
-STATE_FILE = "state.safetensors"
-TENSOR_FILES = (MODEL_FILE, STATE_FILE)  # integrity.py names them too (it must not import torch)
-_FILE_FIELDS = ("sha256", "size")  # what meta.json records of each tensor file
-_RESERVED = frozenset(
-    {
-        "meta_sha256",
-        "format",
-        "format_version",
-        "torchwise_version",
-        "torch_version",
-        "files",
-        "model_aliases",
-        "training_state",
-    }
-)
-_HINT_CORRUPT = (
-    "the checkpoint was cut off or corrupted; resume from checkpoints/best or another "
-    "checkpoint, or start over"
-)
-
 
 __all__ = [
     "Checkpoint",
@@ -116,7 +98,7 @@ def save_checkpoint(
     directory = Path(directory)
     state_tensors, skeleton = flatten_state(training_state)
     model_tensors, aliases = _dedupe(model_state)
-    document = _meta_document(meta, aliases=aliases, skeleton=skeleton)
+    document = meta_document(meta, aliases=aliases, skeleton=skeleton)
     directory.parent.mkdir(parents=True, exist_ok=True)
     _drop_replaced_from_page_cache(directory)
 
@@ -127,7 +109,7 @@ def save_checkpoint(
             files[file_name] = {"sha256": digest, "size": size}
         if extra is not None:
             extra(tmp)
-        _write_meta(tmp / META_FILE, {**document, "files": files})
+        write_meta(tmp / META_FILE, {**document, "files": files})
 
     publish_folder(directory, write)
 
@@ -166,7 +148,7 @@ def read_meta(directory: Path) -> dict[str, Any]:
     path = find_checkpoint(Path(directory))
     if path is None:
         raise CheckpointError(f"there is no checkpoint at {directory}", hint="check the run folder, or start a new run")
-    document = _read_meta(path / META_FILE)
+    document = read_meta_file(path / META_FILE)
     return {key: value for key, value in document.items() if key not in ("training_state", "meta_sha256")}
 
 
@@ -211,8 +193,8 @@ def check_compatible(checkpoint: Checkpoint, model: torch.nn.Module) -> None:
 
 
 def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
-    document = _read_meta(path / META_FILE)
-    _check_tensor_files(path, document)
+    document = read_meta_file(path / META_FILE)
+    check_tensor_files(path, document)
     model_state = _load_tensors(path / MODEL_FILE, map_location)
     state_tensors = _load_tensors(path / STATE_FILE, "cpu")
     try:
@@ -222,13 +204,9 @@ def _load_folder(path: Path, map_location: str | torch.device) -> Checkpoint:
     except CheckpointError as error:
         raise CheckpointError(
             f"{path / META_FILE} does not match the tensor files: {error.message}",
-            hint=_HINT_CORRUPT,
+            hint=HINT_CORRUPT,
         ) from None
-    meta = {
-        key: value
-        for key, value in document.items()
-        if key not in ("training_state", "meta_sha256")
-    }
+    meta = {key: value for key, value in document.items() if key not in ("training_state", "meta_sha256")}
     return Checkpoint(model_state=model_state, training_state=training_state, meta=meta, path=path)
 
 
@@ -270,152 +248,19 @@ def _dedupe(
     return tensors, aliases
 
 
-def _meta_document(
-    meta: Mapping[str, Any], *, aliases: dict[str, str], skeleton: Any
-) -> dict[str, Any]:
-    clash = sorted(_RESERVED.intersection(meta))
-    if clash:
-        raise CheckpointError(
-            f"checkpoint meta may not use the reserved keys {clash}",
-            hint=f"rename them; reserved: {sorted(_RESERVED)}",
-        )
-    return {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "torchwise_version": torchwise.__version__,
-        "torch_version": torch.__version__,
-        **meta,
-        "model_aliases": aliases,
-        "training_state": skeleton,
-    }
-
-
-def _canonical(document: dict[str, Any]) -> bytes:
-    return (json.dumps(document, indent=1, ensure_ascii=True, allow_nan=False) + "\n").encode()
-
-
-def _write_meta(path: Path, document: dict[str, Any]) -> None:
-    try:
-        body = _canonical(document)
-    except (TypeError, ValueError) as error:
-        raise CheckpointError(
-            f"checkpoint meta is not plain JSON: {error}",
-            hint="meta holds str, int, finite float, bool, None, list and "
-            "dict with str keys; put tensors in training_state",
-        ) from None
-    sealed = {"meta_sha256": hashlib.sha256(body).hexdigest(), **document}
-    with open(path, "wb") as file:
-        file.write(_canonical(sealed))
-        file.flush()
-        os.fsync(file.fileno())
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    from torchwise.runs.safe_io import FolderFileError, read_bytes
-
-    try:
-        raw = read_bytes(path)  # no link followed, a regular file, size-limited
-    except FolderFileError as error:
-        raise CheckpointError(error.message, hint=_HINT_CORRUPT) from None
-    except OSError as error:
-        raise CheckpointError(f"cannot read {path}: {error.strerror}", hint=_HINT_CORRUPT) from None
-    try:
-        document = json.loads(raw.decode("utf-8"))
-        # Byte-exact canonical form and self-checksum: no edit, even whitespace, goes unseen.
-        canonical = type(document) is dict and _canonical(document) == raw
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise CheckpointError(f"{path} is not valid JSON", hint=_HINT_CORRUPT) from None
-    if not canonical:
-        raise CheckpointError(f"{path} is not in the form torchwise writes", hint=_HINT_CORRUPT)
-    claimed = document.pop("meta_sha256", None)
-    if claimed != hashlib.sha256(_canonical(document)).hexdigest():
-        raise CheckpointError(
-            f"{path} fails its checksum: it was edited or corrupted", hint=_HINT_CORRUPT
-        )
-    if document.get("format") != FORMAT:
-        raise CheckpointError(
-            f"{path} is not a torchwise checkpoint", hint="point to a checkpoint folder"
-        )
-    version = document.get("format_version")
-    if type(version) is int and version > FORMAT_VERSION:
-        raise CheckpointError(
-            f"{path} has checkpoint format {version}; this torchwise reads format {FORMAT_VERSION}",
-            hint="upgrade torchwise to the version that wrote it "
-            f"({document.get('torchwise_version')!r})",
-        )
-    if type(version) is not int or version != FORMAT_VERSION:
-        raise CheckpointError(
-            f"{path} has an unknown format version {version!r}", hint=_HINT_CORRUPT
-        )
-    if "training_state" not in document:
-        raise CheckpointError(f"{path} has no training_state", hint=_HINT_CORRUPT)
-    return document
-
-
-def _check_tensor_files(path: Path, document: dict[str, Any]) -> None:
-    files = document.get("files")
-    if type(files) is not dict or set(files) != set(TENSOR_FILES):
-        raise CheckpointError(
-            f"{path / META_FILE} does not list the tensor files", hint=_HINT_CORRUPT
-        )
-    for file_name in TENSOR_FILES:
-        expected, file_path = files[file_name], path / file_name
-        if type(expected) is not dict or [type(expected.get(k)) for k in _FILE_FIELDS] != [
-            str,
-            int,
-        ]:
-            raise CheckpointError(
-                f"{path / META_FILE} has no checksum for {file_name}", hint=_HINT_CORRUPT
-            )
-        try:
-            size = regular_size(file_path)
-            digest = sha256_file(file_path) if size == expected["size"] else None
-        except FileNotFoundError:
-            raise CheckpointError(f"{file_path} is missing", hint=_HINT_CORRUPT) from None
-        except OSError as error:
-            raise CheckpointError(f"cannot read {file_path}: {error}", hint=_HINT_CORRUPT) from None
-        if size != expected["size"]:
-            raise CheckpointError(
-                f"{file_path} has {size} bytes where {expected['size']} were written: it was cut "
-                "off or overwritten",
-                hint=_HINT_CORRUPT,
-            )
-        if digest != expected["sha256"]:
-            raise CheckpointError(
-                f"{file_path} fails its sha256 checksum: its bytes changed since it was written",
-                hint=_HINT_CORRUPT,
-            )
-
-
-def regular_size(path: Path) -> int:
-    """The size of a tensor file, which must be a regular file and not a link (a FIFO or
-    ``/dev/zero`` in its place would hang or never end a read)."""
-    from torchwise.runs.safe_io import FolderFileError, open_regular
-
-    try:
-        fd = open_regular(path)
-    except FolderFileError as error:
-        raise CheckpointError(error.message, hint=_HINT_CORRUPT) from None
-    try:
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
-
-
 def _load_tensors(path: Path, device: str | torch.device) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
     try:
         return load_file(path, device=str(device))
     except Exception as error:  # checksum matched, so this is a bad device or a forged file
-        raise CheckpointError(f"{path} cannot be read: {error}", hint=_HINT_CORRUPT) from None
+        raise CheckpointError(f"{path} cannot be read: {error}", hint=HINT_CORRUPT) from None
 
 
 def _aliases(document: dict[str, Any], model_state: dict[str, torch.Tensor]) -> dict[str, str]:
     aliases = document.get("model_aliases")
     if type(aliases) is not dict or not all(
-        type(target) is str and target in model_state and alias not in model_state
-        for alias, target in aliases.items()
+        type(target) is str and target in model_state and alias not in model_state for alias, target in aliases.items()
     ):
         raise CheckpointError("model_aliases does not name tied weights in model.safetensors")
     return aliases
