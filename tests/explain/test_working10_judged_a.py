@@ -109,3 +109,22 @@ def test_a_remedy_offered_with_instead_is_the_fix():
     assert "removed in v2.0.0" in answer and "You can use the `on_validation_epoch_end` hook instead" in answer
     # without 'instead' an offer is no remedy
     assert explain("ValueError: the value is out of range. You can use a smaller one.") is None
+
+
+IMPORT = (
+    'Traceback (most recent call last):\n  File "{importer}", line 5, in <module>\n    from utils import get_loader\n'
+    "ImportError: cannot import name 'get_loader' from 'utils' ({location})"
+)
+
+
+def test_a_name_missing_from_the_project_s_own_module_is_not_known():
+    # utils sits beside the file that imports it: no installed utils is shadowed, no release is at fault
+    text = IMPORT.format(importer="/home/u/proj/train.py", location="/home/u/proj/utils/__init__.py")
+    assert explain(text) is None
+    windows = IMPORT.format(importer="C:\\work\\proj\\train.py", location="C:\\work\\proj\\utils.py")
+    assert explain(windows) is None
+
+
+def test_a_module_from_another_folder_still_reads_as_shadowing():
+    text = IMPORT.format(importer="/home/u/proj/train.py", location="/home/u/other/utils/__init__.py")
+    assert "outside the installed packages" in answer_text(text, "cannot-import-name")
