@@ -128,3 +128,20 @@ def test_a_name_missing_from_the_project_s_own_module_is_not_known():
 def test_a_module_from_another_folder_still_reads_as_shadowing():
     text = IMPORT.format(importer="/home/u/proj/train.py", location="/home/u/other/utils/__init__.py")
     assert "outside the installed packages" in answer_text(text, "cannot-import-name")
+
+
+def test_torchrun_s_root_cause_table_gives_the_exit_code():
+    text = (
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "Root Cause (first observed failure):\n[0]:\n  host      : node1\n  rank      : 0 (local_rank: 0)\n"
+        "  exitcode  : -9 (pid: 1234)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 1234"
+    )
+    answer = answer_text(text, "child-failed")
+    assert "out-of-memory killer" in answer and "local rank 0 exited with code -9" in answer
+
+
+def test_no_process_group_under_a_launcher_is_not_a_plain_python_start():
+    error = "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group."
+    launched = answer_text(f"$ torchrun --nproc_per_node 4 tools/train.py cfg.py\n{error}", "process-group-not-initialized")
+    assert "started by a launcher" in launched and "plain `python train.py`" not in launched
+    assert "plain `python train.py`" in answer_text(error, "process-group-not-initialized")

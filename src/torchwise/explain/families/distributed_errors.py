@@ -14,27 +14,52 @@ from torchwise.explain.explanation import Explanation, KnownError, answer, fact,
 from torchwise.explain.paste import PREFIX
 
 
+# The paste shows the processes were started by a launcher: its command, its own frames, or a
+# rank above 0 printing.
+LAUNCHED = re.compile(
+    r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b|torch[\\/]distributed[\\/](?:launch|run)\.py"
+    r"|\baccelerate launch\b|\bdeepspeed\s+(?:--\S+\s+)*\S+\.py|\[rank[1-9]\d*\]"
+)
+
+
 def _no_process_group(match: re.Match[str], text: str) -> Explanation:
-    return answer(
-        title="A torch.distributed call ran without a process group",
-        meaning=(
-            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
-            " dist.init_process_group() to have run in every process first."
-        ),
-        cause=(
+    if LAUNCHED.search(text):
+        # "started as plain python" is what the paste rules out
+        cause = (
+            "The processes were started by a launcher, but the script creates the group only behind a"
+            " condition this launch does not meet: a flag that turns distribution on (--launcher pytorch,"
+            " --distributed) not given, or a check of args.local_rank, which torchrun no longer passes"
+            " (it sets the LOCAL_RANK environment variable); or a distributed call (SyncBatchNorm,"
+            " dist.get_rank, DistributedSampler) runs before init_process_group."
+        )
+        fix = (
+            "Give the script the flag its launcher needs (for OpenMMLab tools: --launcher pytorch), read"
+            " local_rank = int(os.environ['LOCAL_RANK']) instead of --local_rank, and call"
+            " dist.init_process_group() before building the model, sampler or SyncBatchNorm."
+        )
+    else:
+        cause = (
             "A script written for several GPUs was started as plain `python train.py` (its"
             " launcher normally sets up the group), or a single-GPU run still uses"
             " SyncBatchNorm (a 'SyncBN' norm in the config) or distributed helpers in"
             " evaluation."
-        ),
-        fix=(
+        )
+        fix = (
             "Start it with the launcher: torchrun --nproc-per-node N train.py (the script calls"
             " dist.init_process_group). For one GPU replace SyncBatchNorm with BatchNorm"
             " ('SyncBN' -> 'BN'), guard distributed calls with"
             " `if dist.is_available() and dist.is_initialized():`, or create a one-process"
             ' group: dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500",'
             " rank=0, world_size=1)."
+        )
+    return answer(
+        title="A torch.distributed call ran without a process group",
+        meaning=(
+            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
+            " dist.init_process_group() to have run in every process first."
         ),
+        cause=cause,
+        fix=fix,
     )
 
 
@@ -135,17 +160,22 @@ def _rank_error(text: str) -> str | None:
     return next((line for line in reversed(before) if re.match(pattern, line)), None)
 
 
+def _exit_code(text: str) -> str:
+    """The worker's exit code from torchrun's log line ("failed (exitcode: -9)") or, where the paste
+    holds only the summary, its Root Cause table ("exitcode  : -9 (pid: 1234)")."""
+    return fact(text, r"failed \(exitcode: (-?\d+)\)") or fact(text, r"\bexitcode\s*:\s*(-?\d+)") or "?"
+
+
 def _no_rank_error(match: re.Match[str], text: str) -> bool:
     """The summary is the answer only where the rank's own error is not in the paste (or the
     exit code itself names the cause): an exception of the rank that no entry knows is a
     cause explain cannot tell, not "read the traceback" of an error the reader already has."""
-    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
-    return code in EXIT_CODES or _rank_error(text) is None
+    return _exit_code(text) in EXIT_CODES or _rank_error(text) is None
 
 
 def _child_failed(match: re.Match[str], text: str) -> Explanation:
-    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
-    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)")
+    code = _exit_code(text)
+    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)") or fact(text, r"\(local_rank: (\d+)\)")
     who = f"local rank {rank}" if rank else "a worker"
     own = _rank_error(text)
     if code in EXIT_CODES:
