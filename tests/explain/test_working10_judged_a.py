@@ -74,7 +74,8 @@ def test_torch_s_own_operator_listing_mps_without_cuda_is_a_macos_build():
 )
 def test_torch_s_own_operator_otherwise_is_not_known(listed):
     # a CPU-only wheel and an operator with CPU kernels only list the same backends
-    assert explain(NO_KERNEL.format(op="aten::empty_strided", listed=listed).removesuffix(" is only available for these backends: ")) is None
+    text = NO_KERNEL.format(op="aten::empty_strided", listed=listed)
+    assert explain(text.removesuffix(" is only available for these backends: ")) is None
 
 
 def test_a_library_s_operator_without_cuda_is_still_the_library_s_build():
@@ -94,7 +95,8 @@ def test_a_system_error_across_hosts_leads_with_the_network_interface():
         "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970,"
         " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5"
     )
-    several = answer_text(error + "\ntorchrun --nnodes 2 --node_rank 0 --nproc_per_node 8 train.py", "nccl-system-error")
+    launch = "\ntorchrun --nnodes 2 --node_rank 0 --nproc_per_node 8 train.py"
+    several = answer_text(error + launch, "nccl-system-error")
     one = answer_text(error, "nccl-system-error")
     assert several.split("\n")[2].startswith("NCCL uses a network interface")
     assert one.split("\n")[2].startswith("On one machine, most often a container with too little shared memory")
@@ -142,6 +144,17 @@ def test_torchrun_s_root_cause_table_gives_the_exit_code():
 
 def test_no_process_group_under_a_launcher_is_not_a_plain_python_start():
     error = "RuntimeError: Default process group has not been initialized, please make sure to call init_process_group."
-    launched = answer_text(f"$ torchrun --nproc_per_node 4 tools/train.py cfg.py\n{error}", "process-group-not-initialized")
+    launch = "$ torchrun --nproc_per_node 4 tools/train.py cfg.py"
+    launched = answer_text(f"{launch}\n{error}", "process-group-not-initialized")
     assert "started by a launcher" in launched and "plain `python train.py`" not in launched
     assert "plain `python train.py`" in answer_text(error, "process-group-not-initialized")
+
+
+def test_torch_without_cuda_on_a_mac_is_the_mac_s_device():
+    error = "AssertionError: Torch not compiled with CUDA enabled"
+    mac = answer_text(f'  File "/Users/knox/proj/train.py", line 9, in <module>\n    model.cuda()\n{error}',
+                      "torch-not-compiled-with-cuda")
+    assert "This is a Mac (the paste shows /Users/knox)" in mac and "'mps' if torch.backends.mps" in mac
+    windows = answer_text(f'  File "C:/Users/knox/proj/train.py", line 9, in <module>\n    model.cuda()\n{error}',
+                          "torch-not-compiled-with-cuda")
+    assert "pip installed the CPU wheel" in windows and "This is a Mac" not in windows

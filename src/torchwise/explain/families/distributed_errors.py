@@ -13,7 +13,6 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 from torchwise.explain.paste import PREFIX
 
-
 # The paste shows the processes were started by a launcher: its command, its own frames, or a
 # rank above 0 printing.
 LAUNCHED = re.compile(

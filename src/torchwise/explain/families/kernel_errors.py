@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, told_apart
+from torchwise.explain.families.cuda_build_errors import MAC_DEVICE_FIX
 
 
 def _backend_name(backend: str) -> str:
@@ -30,9 +31,7 @@ def _torch_without_cuda(operator: str, listed: list[str]) -> tuple[str, str] | N
         f"This torch is a macOS build (it lists MPS and no CUDA among {operator}'s backends):"
         " there is no CUDA on a Mac, and the code (or a config, a node, a library default)"
         " asks for a 'cuda' device.",
-        "Use the Mac's GPU or the CPU where the device is chosen: device = 'mps' if"
-        " torch.backends.mps.is_available() else 'cpu' (and .to(device) instead of .cuda());"
-        " a tool with a device setting wants 'mps' or 'cpu' there.",
+        MAC_DEVICE_FIX,
     )
 
 

@@ -10,7 +10,6 @@ import re
 
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 
-
 # Signs that the job spans several hosts: the launcher's node options, or a peer's address that
 # is not this machine's loopback.
 _SEVERAL_HOSTS = re.compile(r"--nnodes[= ]*[2-9]|--node[_-]rank|NODE_RANK|(?<![\d.])(?!127\.)\d{1,3}(?:\.\d{1,3}){3}<")
