@@ -45,6 +45,8 @@ REMEDY_PATTERN = (
     r"|\b[Ss]et (?:the (?:option|argument|parameter|flag) )?`[^`\n]+`[^.\n]{0,40}\bto "
     r"(?:remove|fix|avoid|resolve|silence) this"
     r"|\b(?:[Uu]se|[Cc]all|[Pp]ass) `?[\w.]+(?:\([^()\n]*\))*(?:\.\w+(?:\([^()\n]*\))*)*`? instead\b"
+    # a replacement offered, not ordered: "You can use the `on_train_epoch_end` hook instead"
+    rf"|\b[Yy]ou (?:can|could|may) (?:also )?{ACTION}\b[^.\n]{{0,60}}\binstead\b"
     r"|\b(?:deprecated|removed|renamed)\b[^.\n]{0,40}\bin favou?r of `?[\w.]+`?"
     r"|\b[Mm]ake sure (?:that )?you have `?[\w.-]+`? installed"
     rf"|\b[Mm]ake sure to\s+{ACTION}\b"

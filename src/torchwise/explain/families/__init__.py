@@ -9,9 +9,11 @@ losses unsafe under autocast), ``shape_errors`` (layer input shapes), ``broadcas
 (elementwise sizes), ``layer_errors`` (normalisation layer sizes), ``tensor_errors`` (views,
 index dtypes, in-place results, non-scalar backward, GradScaler), ``autograd_errors``,
 ``worker_errors`` (DataLoader workers), ``transform_errors`` (torchvision transforms),
-``distributed_errors`` (process groups, DDP, NCCL), ``huggingface_errors`` (transformers'
+``distributed_errors`` (process groups, DDP, the watchdog) with ``nccl_errors`` (NCCL's set-up: a system call,
+a GPU per rank, shared memory), ``huggingface_errors`` (transformers'
 Trainer and tokenizers), ``compile_errors`` (compile, export, ONNX), ``runtime_errors`` (GPU
-memory, kernels, libraries), ``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
+memory, kernels, libraries), ``cuda_build_errors`` (a torch without CUDA asked for it: a CPU wheel, a Mac),
+``setup_errors`` (CUDA builds, drivers, the machine, checkpoint
 files), ``machine_errors`` (full disks, downloads, NVML, TorchScript files, torch's internal
 asserts), ``kernel_errors`` (no kernel for a backend), ``install_errors`` (importing torch,
 torchvision and compiled extensions) and ``library_errors`` (shared libraries and DLLs); round

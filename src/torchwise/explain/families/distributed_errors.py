@@ -1,4 +1,5 @@
-"""Known errors from torch.distributed: process groups, DDP, NCCL collectives, the rendezvous.
+"""Known errors from torch.distributed: process groups, DDP, NCCL collectives, the rendezvous
+(NCCL's own set-up failures, a system call, a GPU per rank, shared memory: ``nccl_errors``).
 
 The NCCL watchdog prints one line per rank and per stuck collective, in two formats (before
 torch 2.2: ``[E ProcessGroupNCCL.cpp:737] [Rank 1] ...``; since: ``[rank0]:[E321 ...]`` with
@@ -12,28 +13,52 @@ import re
 from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known
 from torchwise.explain.paste import PREFIX
 
+# The paste shows the processes were started by a launcher: its command, its own frames, or a
+# rank above 0 printing.
+LAUNCHED = re.compile(
+    r"\btorchrun\b|torch\.distributed\.(?:launch|run)\b|torch[\\/]distributed[\\/](?:launch|run)\.py"
+    r"|\baccelerate launch\b|\bdeepspeed\s+(?:--\S+\s+)*\S+\.py|\[rank[1-9]\d*\]"
+)
+
 
 def _no_process_group(match: re.Match[str], text: str) -> Explanation:
-    return answer(
-        title="A torch.distributed call ran without a process group",
-        meaning=(
-            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
-            " dist.init_process_group() to have run in every process first."
-        ),
-        cause=(
+    if LAUNCHED.search(text):
+        # "started as plain python" is what the paste rules out
+        cause = (
+            "The processes were started by a launcher, but the script creates the group only behind a"
+            " condition this launch does not meet: a flag that turns distribution on (--launcher pytorch,"
+            " --distributed) not given, or a check of args.local_rank, which torchrun no longer passes"
+            " (it sets the LOCAL_RANK environment variable); or a distributed call (SyncBatchNorm,"
+            " dist.get_rank, DistributedSampler) runs before init_process_group."
+        )
+        fix = (
+            "Give the script the flag its launcher needs (for OpenMMLab tools: --launcher pytorch), read"
+            " local_rank = int(os.environ['LOCAL_RANK']) instead of --local_rank, and call"
+            " dist.init_process_group() before building the model, sampler or SyncBatchNorm."
+        )
+    else:
+        cause = (
             "A script written for several GPUs was started as plain `python train.py` (its"
             " launcher normally sets up the group), or a single-GPU run still uses"
             " SyncBatchNorm (a 'SyncBN' norm in the config) or distributed helpers in"
             " evaluation."
-        ),
-        fix=(
+        )
+        fix = (
             "Start it with the launcher: torchrun --nproc-per-node N train.py (the script calls"
             " dist.init_process_group). For one GPU replace SyncBatchNorm with BatchNorm"
             " ('SyncBN' -> 'BN'), guard distributed calls with"
             " `if dist.is_available() and dist.is_initialized():`, or create a one-process"
             ' group: dist.init_process_group("gloo", init_method="tcp://127.0.0.1:29500",'
             " rank=0, world_size=1)."
+        )
+    return answer(
+        title="A torch.distributed call ran without a process group",
+        meaning=(
+            "dist.get_rank(), all_reduce, barrier, DistributedSampler and SyncBatchNorm need"
+            " dist.init_process_group() to have run in every process first."
         ),
+        cause=cause,
+        fix=fix,
     )
 
 
@@ -134,17 +159,22 @@ def _rank_error(text: str) -> str | None:
     return next((line for line in reversed(before) if re.match(pattern, line)), None)
 
 
+def _exit_code(text: str) -> str:
+    """The worker's exit code from torchrun's log line ("failed (exitcode: -9)") or, where the paste
+    holds only the summary, its Root Cause table ("exitcode  : -9 (pid: 1234)")."""
+    return fact(text, r"failed \(exitcode: (-?\d+)\)") or fact(text, r"\bexitcode\s*:\s*(-?\d+)") or "?"
+
+
 def _no_rank_error(match: re.Match[str], text: str) -> bool:
     """The summary is the answer only where the rank's own error is not in the paste (or the
     exit code itself names the cause): an exception of the rank that no entry knows is a
     cause explain cannot tell, not "read the traceback" of an error the reader already has."""
-    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
-    return code in EXIT_CODES or _rank_error(text) is None
+    return _exit_code(text) in EXIT_CODES or _rank_error(text) is None
 
 
 def _child_failed(match: re.Match[str], text: str) -> Explanation:
-    code = fact(text, r"failed \(exitcode: (-?\d+)\)") or "?"
-    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)")
+    code = _exit_code(text)
+    rank = fact(text, r"failed \(exitcode: -?\d+\) local_rank: (\d+)") or fact(text, r"\(local_rank: (\d+)\)")
     who = f"local rank {rank}" if rank else "a worker"
     own = _rank_error(text)
     if code in EXIT_CODES:
@@ -190,29 +220,6 @@ def _port_in_use(match: re.Match[str], text: str) -> Explanation:
     )
 
 
-def _nccl_system(match: re.Match[str], text: str) -> Explanation:
-    last = fact(text, r"Last error:\s*\n\s*(\S[^\n]*)")
-    network = bool(last and re.search(r"socket|Connect|route|refused|timed out", last))
-    seen = f" NCCL's last error: {last.strip()}" if last else ""
-    return answer(
-        title="NCCL failed in a system call (ncclSystemError)",
-        meaning=(
-            "A socket, shared-memory or library call inside NCCL failed while setting up or"
-            " running a collective." + seen
-        ),
-        cause=(
-            "NCCL uses a network interface the ranks cannot reach each other on (a docker or"
-            " virtual interface, a firewall)" + (", as the connect error shows" if network else "")
-            + "; or containers with too little shared memory; or a broken InfiniBand setup."
-        ),
-        fix=(
-            "Run once with NCCL_DEBUG=INFO to see the call that failed. Name the interface the"
-            " hosts share: NCCL_SOCKET_IFNAME=eth0 (ip addr lists them); in docker use --ipc=host"
-            " or a large --shm-size; to rule out InfiniBand try NCCL_IB_DISABLE=1."
-        ),
-    )
-
-
 def _ready_twice(match: re.Match[str], text: str) -> Explanation:
     name = fact(text, r"Parameter at index \d+ with name (\S+) has been marked as ready twice")
     which = f" ({name})" if name else ""
@@ -234,52 +241,6 @@ def _ready_twice(match: re.Match[str], text: str) -> Explanation:
             " False}); or, if the graph is the same every step, DDP(model, static_graph=True);"
             " or turn gradient checkpointing off. TORCH_DISTRIBUTED_DEBUG=INFO names the"
             " parameter."
-        ),
-    )
-
-
-def _duplicate_gpu(match: re.Match[str], text: str) -> Explanation:
-    rank, other, bus = match.group(1), match.group(2), match.group(3)
-    return answer(
-        title=f"Ranks {rank} and {other} were both put on one GPU (PCI bus id {bus})",
-        meaning=(
-            "NCCL needs one GPU per process; two processes of the group opened the same device"
-            f" (NCCL names it by bus id, {bus}, not by index)."
-        ),
-        cause=(
-            "Every process used the default GPU: the script never called"
-            " torch.cuda.set_device(local_rank) before init_process_group, or it hard-codes"
-            " cuda:0 / a fixed device; or each process sees the same single GPU through"
-            " CUDA_VISIBLE_DEVICES; or more processes were started than there are GPUs."
-        ),
-        fix=(
-            "In each process, before init_process_group and before moving the model:\n"
-            "    local_rank = int(os.environ[\"LOCAL_RANK\"])\n"
-            "    torch.cuda.set_device(local_rank)\n"
-            "and wrap with DDP(model, device_ids=[local_rank]); start as many processes as GPUs"
-            " (torchrun --nproc-per-node equal to the visible GPU count)."
-        ),
-    )
-
-
-def _nccl_shared_memory(match: re.Match[str], text: str) -> Explanation:
-    segment = match.group(1) or match.group(3) or ""
-    size = match.group(2) or match.group(4)
-    named = f" ({segment}, {int(size) / 2**20:.1f} MiB)" if size else ""
-    return answer(
-        title=f"NCCL could not create its shared-memory segment{named}",
-        meaning=(
-            "Processes on one machine exchange data through buffers in /dev/shm; NCCL failed to"
-            " allocate one: /dev/shm is full or too small."
-        ),
-        cause=(
-            "A container's default /dev/shm is 64 MB (docker), too small for NCCL's buffers; or"
-            " /dev/shm is full of stale files from earlier runs."
-        ),
-        fix=(
-            "Give the container more shared memory: docker run --shm-size=1g (or --ipc=host);"
-            " in Kubernetes mount an emptyDir with medium: Memory at /dev/shm. df -h /dev/shm"
-            " shows what is left. NCCL_SHM_DISABLE=1 works around it, slower."
         ),
     )
 
@@ -355,13 +316,6 @@ KNOWN: list[KnownError] = [
         _watchdog,
     ),
     known(
-        "nccl-system-error",
-        r"NCCL error(?: in: \S+)?,? unhandled system error|ncclSystemError",
-        _nccl_system,
-        # the summary of a failed call: NCCL's own WARN line above it (shared memory) is the cause
-        generic=True,
-    ),
-    known(
         "child-failed",
         r"ChildFailedError|failed \(exitcode: -?\d+\) local_rank:",
         _child_failed,
@@ -375,18 +329,6 @@ KNOWN: list[KnownError] = [
         _port_in_use,
     ),
     known("ddp-ready-twice", r"Expected to mark a variable ready only once", _ready_twice),
-    known(
-        "nccl-duplicate-gpu",
-        r"Duplicate GPU detected : rank (\d+) and rank (\d+) both on CUDA device (\w+)",
-        _duplicate_gpu,
-    ),
-    known(
-        "nccl-shared-memory",
-        r"Error while creating shared memory segment (\S+) \(size (\d+)\)"
-        r"|failed to extend (/dev/shm/\S+) to (\d+) bytes"
-        r"|Call to posix_fallocate failed\s*: No space left on device",
-        _nccl_shared_memory,
-    ),
     known(
         "accelerate-gpu-ids",
         r"Less than two GPU ids were configured and tried to run on on? multiple GPUs",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
-from torchwise.explain.paste import LIBRARY, last_frame
+from torchwise.explain.explanation import Explanation, KnownError, answer, told_apart
+from torchwise.explain.paste import LIBRARY, last_frame, user_frame
 
 
 def _importer(match: re.Match[str], text: str) -> str | None:
@@ -86,10 +86,26 @@ def _not_the_installed_package(name: str, module: str, location: str) -> Explana
     )
 
 
-def _cannot_import(match: re.Match[str], text: str) -> Explanation:
+def _projects_own(module: str, location: str, text: str, before: int) -> bool:
+    """The module that lacks the name sits in the folder of the user's own file that imports it
+    (``/proj/utils/__init__.py`` imported by ``/proj/train.py``): the project's own module, not a
+    copy shadowing an installed package, and its missing name is the project's own matter."""
+    package = module.split(".")[0]
+    root = re.match(rf"(.*?)[\\/]{re.escape(package)}(?:[\\/]|\.py\b)", location)
+    frame = user_frame(text, before)
+    if root is None or frame is None or not re.match(r"[A-Za-z]:[\\/]|[\\/]", frame.file):
+        return False
+    return bool(root.group(1)) and re.split(r"[\\/]", frame.file)[:-1] == re.split(r"[\\/]", root.group(1))
+
+
+def _cannot_import(match: re.Match[str], text: str) -> Explanation | None:
     name, module = match.group(1), match.group(2)
     package = module.split(".")[0]
-    shadowed = _not_the_installed_package(name, module, _location(match, text))
+    location = _location(match, text)
+    if not _not_circular(match, text) or _projects_own(module, location, text, match.start()):
+        # a cycle is another cause; the project's own module missing a name does not say why
+        return None
+    shadowed = _not_the_installed_package(name, module, location)
     if shadowed:
         return shadowed
     importer = _importer(match, text)
@@ -132,11 +148,10 @@ def _not_circular(match: re.Match[str], text: str) -> bool:
 
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "cannot-import-name",
         r"cannot import name '(\w+)' from '([\w.]+)'?",  # the closing quote is often lost in a paste
         _cannot_import,
         generic=True,  # Python's wording: a torch message in the same paste (compile) says more
-        when=_not_circular,
     ),
 ]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, known
+from torchwise.explain.explanation import Explanation, KnownError, answer, known, told_apart
+from torchwise.explain.families.cuda_build_errors import MAC_DEVICE_FIX
 
 
 def _backend_name(backend: str) -> str:
@@ -15,7 +16,26 @@ def _backend_name(backend: str) -> str:
     return backend.removesuffix("TensorId")
 
 
-def _no_kernel(match: re.Match[str], text: str) -> Explanation:
+# The namespaces of the operators torch itself registers (a library's are torchvision::, mmcv:: ...).
+_TORCH_OWN = frozenset({"aten", "prim", "prims"})
+
+
+def _torch_without_cuda(operator: str, listed: list[str]) -> tuple[str, str] | None:
+    """Cause and fix when one of torch's own operators has no CUDA kernel and lists MPS among the
+    backends it has: a macOS build, which has no CUDA. Any other list (or none) does not tell a
+    CPU-only wheel from an operator with CPU kernels only, and the answer is "not known"."""
+    if "MPS" not in listed or any(b.startswith("CUDA") for b in listed):
+        # a CPU-only wheel and an operator with CPU kernels only list the same backends
+        return None
+    return (
+        f"This torch is a macOS build (it lists MPS and no CUDA among {operator}'s backends):"
+        " there is no CUDA on a Mac, and the code (or a config, a node, a library default)"
+        " asks for a 'cuda' device.",
+        MAC_DEVICE_FIX,
+    )
+
+
+def _no_kernel(match: re.Match[str], text: str) -> Explanation | None:
     operator, backend = match.group(1), _backend_name(match.group(2))
     listed = [_backend_name(b.strip()) for b in (match.group(3) or "").split(",") if b.strip()]
     cuda_only = "CUDA" in listed and backend == "CPU"
@@ -62,6 +82,13 @@ def _no_kernel(match: re.Match[str], text: str) -> Explanation:
             " and it was given CPU tensors: the model or the inputs were not moved to the GPU."
         )
         fix = "Move the tensors (and the model) to the GPU before the call, or use a CPU alternative."
+    elif backend == "CUDA" and operator.split("::")[0] in _TORCH_OWN:
+        # torch's own operators have CUDA kernels in every CUDA build: one listed without CUDA
+        # means this torch has none at all, a build question, not the library's or the code's
+        found = _torch_without_cuda(operator, listed)
+        if found is None:
+            return None
+        cause, fix = found
     elif backend.startswith("CUDA"):
         cause = (
             f"{operator} was given CUDA tensors, but the library that registers it was built"
@@ -110,10 +137,11 @@ def _apex_model_on_cpu(match: re.Match[str], text: str) -> Explanation:
 
 
 KNOWN: list[KnownError] = [
-    known(
+    told_apart(
         "no-kernel-for-backend",
+        # the list of backends may be cut short by the paste (no closing bracket)
         r"Could not run '([\w:.]+)' with arguments from the '(\w+)' backend\."
-        r"(?:[^\n]*?is only available for these backends: \[([\w, ]+)\])?",
+        r"(?:[^\n]*?is only available for these backends: \[([\w, ]+)\]?)?",
         _no_kernel,
     ),
     known(

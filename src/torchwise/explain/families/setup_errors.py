@@ -118,25 +118,6 @@ def _no_build_kernels() -> Explanation:
     )
 
 
-def _not_compiled(match: re.Match[str], text: str) -> Explanation:
-    return answer(
-        title="This torch is a CPU-only build",
-        meaning=(
-            "The code asked for CUDA (.cuda(), device='cuda') but the installed wheel has none."
-        ),
-        cause=(
-            "pip installed the CPU wheel: the default on Windows and macOS, or from the /whl/cpu"
-            " index; or the code hard-codes 'cuda' on a machine without an NVIDIA GPU."
-        ),
-        fix=(
-            "With an NVIDIA GPU install a CUDA build:\n"
-            f"    pip install --force-reinstall torch --index-url {WHEEL_INDEX}/cu128\n"
-            f"{DOCTOR} Without one, choose the device in code:\n"
-            "    device = 'cuda' if torch.cuda.is_available() else 'cpu'  # 'mps' on a Mac"
-        ),
-    )
-
-
 def _driver_too_old(match: re.Match[str], text: str) -> Explanation:
     cuda = cuda_from_driver_code(int(match.group(1)))
     shown = format_version(cuda)
@@ -362,7 +343,6 @@ KNOWN: list[KnownError] = [
         r"CUDA driver version is insufficient for CUDA runtime version",
         _driver_insufficient,
     ),
-    known("torch-not-compiled-with-cuda", r"Torch not compiled with CUDA enabled", _not_compiled),
     known(
         "driver-too-old",
         r"The NVIDIA driver on your system is too old \(found version (\d+)\)",
