@@ -134,3 +134,28 @@ def test_the_share_s_before_and_after_counts():
     count = lambda key, kind: sum(row[key] == kind for row in JUDGED)  # noqa: E731
     assert [count("before", kind) for kind in ("right", "wrong", "not known")] == [18, 7, 4]
     assert [count("after", kind) for kind in ("right", "wrong", "not known")] == [29, 0, 0]
+
+
+FLOORS = yaml.safe_load((Path(__file__).parent / "working10" / "floors-10b.yaml").read_text())
+
+
+@pytest.mark.parametrize("row", FLOORS, ids=lambda row: f"{row['folder']}-{row['number']}")
+def test_the_floor_texts_the_round_changed_are_answered_as_judged(row):
+    got = explain(working_texts(row["folder"])[row["number"]])
+    assert row["after"] == "right" and got is not None and got.id == row["got_after"]
+
+
+def test_an_empty_parameter_list_is_read_from_the_line_that_built_the_optimizer():
+    frame = '  File "train.py", line 51, in <module>\n    optimizer = optim.SGD({}, lr=0.001)\n'
+    torch_frame = (
+        '  File "/venv/lib/python3.10/site-packages/torch/optim/optimizer.py", line 187, in __init__\n'
+        '    raise ValueError("optimizer got an empty parameter list")\n'
+        "ValueError: optimizer got an empty parameter list\n"
+    )
+    module = answer_text(frame.format("model.parameters()") + torch_frame, "empty-parameter-list")
+    assert "model.parameters() is empty at train.py:51" in module and "nn.Parameter(" in module
+    chosen = answer_text(frame.format("gates_params") + torch_frame, "empty-parameter-list")
+    assert "gates_params, the collection the script gives the optimizer" in chosen
+    # a call or a list of groups is neither case; without the optimizer's line the message stays unknown
+    assert explain(frame.format("[{'params': head}]") + torch_frame) is None
+    assert explain("ValueError: optimizer got an empty parameter list") is None
