@@ -60,6 +60,13 @@ CASES = [
         "compile-unsupported",
         ["(Dynamo does not know how to trace method `__mul__` of class `PyCSimpleType`)"],
     ),
+    # https://github.com/pytorch/pytorch/issues/103615: Jupyter names the class short, dynamo's frames show it
+    (
+        "File /opt/conda/lib/python3.10/site-packages/torch/_dynamo/eval_frame.py:209, in _fn(*args, **kwargs)\n\n"
+        "Unsupported: call_function allow_in_graph in skip_files /pt/torch/_dynamo/__init__.py",
+        "compile-unsupported",
+        ["call_function allow_in_graph", "fullgraph=False"],
+    ),
     # https://github.com/patrick-kidger/jaxtyping/issues/196
     (
         "torch._dynamo.exc.InternalTorchDynamoError: '<' not supported between instances of 'NoneType' and 'int'",
@@ -105,6 +112,11 @@ def test_the_mechanisms_keep_to_their_class():
     assert not encoder_widths(400, 256) and not encoder_widths(512, 1024)
     flat = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x400 and 256x10)")
     assert flat is not None and "encoders' hidden sizes" not in flat.cause
+    # "Unsupported:" of anything but dynamo is not the tracer's
+    unsupported = explain("RuntimeError: Unsupported: ONNX export of operator foo")
+    assert unsupported is None or unsupported.id != "compile-unsupported"
+    wrapped = explain("torch._inductor.exc.InductorError: LoweringException: AssertionError: x\n  args[0]: Mod(s2, 8)")
+    assert wrapped is not None and wrapped.id == "compile-internal-error"
     # sequences longer than one element are still variable-length sequences to pad
     padded = "RuntimeError: stack expects each tensor to be equal size, but got [62] at entry 0 and [63] at entry 1"
     assert "Variable-length sequences" in answer_text(padded, "stack-unequal")

@@ -65,6 +65,11 @@ def _unsupported(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+def _dynamo_named(match: re.Match[str], text: str) -> bool:
+    """The exception is dynamo's: named by its module path, or dynamo's own files are in the paste."""
+    return match.group(0).startswith("torch._dynamo") or bool(re.search(r"torch[\\/]_dynamo[\\/]", text))
+
+
 # The paste shows symbolic sizes (s0, s2 in Mod(s2, 8)) or asks for them: compiled with dynamic shapes.
 DYNAMIC = re.compile(r"dynamic\s*=\s*True|\b(?:Mod|FloorDiv|Eq|Ne|Max|Min|CeilDiv)\(s\d+\b|Sym(?:Int|Bool)\b")
 
@@ -106,11 +111,19 @@ KNOWN: list[KnownError] = [
         r"trying to get value out of a tracing tensor with aten\._local_scalar_dense",
         _data_dependent,
     ),
-    known("compile-unsupported", r"torch\._dynamo\.exc\.Unsupported:[ \t]*([^\n]*)", _unsupported),
+    # Jupyter prints the class's short name ("Unsupported: call_function ..."): then dynamo's frames must show
+    known(
+        "compile-unsupported",
+        r"(?:torch\._dynamo\.exc\.|^)Unsupported:[ \t]*([^\n]*)",
+        _unsupported,
+        re.MULTILINE,
+        when=_dynamo_named,
+    ),
     known(
         "compile-internal-error",
         r"torch\._dynamo\.exc\.InternalTorchDynamoError:?[ \t]*([^\n]*)"
-        r"|torch\._inductor\.exc\.LoweringException:?[ \t]*([^\n]*)",
+        # torch 2.6+ wraps it: "torch._inductor.exc.InductorError: LoweringException: ..."
+        r"|torch\._inductor\.exc\.(?:InductorError: )?LoweringException:?[ \t]*([^\n]*)",
         _compiler_bug,
     ),
 ]
