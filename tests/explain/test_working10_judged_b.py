@@ -110,6 +110,7 @@ def test_the_mechanisms_keep_to_their_class():
     assert whole_checkpoint(["a.weight", "a.bias"], ["state_dict"]) == "state_dict"
     # a flattened LeNet map (16x5x5 against 16x4x4) and a whole multiple stay the flatten reading
     assert not encoder_widths(400, 256) and not encoder_widths(512, 1024)
+    assert not encoder_widths(1152, 2048)  # 128x3x3 against 128x4x4: one conv map at two image sizes
     flat = explain("RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x400 and 256x10)")
     assert flat is not None and "encoders' hidden sizes" not in flat.cause
     # "Unsupported:" of anything but dynamo is not the tracer's

@@ -12,9 +12,14 @@ see: a hand-sized MLP whose widths happen to be these numbers keeps this reading
 
 >>> encoder_widths(384, 1024), encoder_widths(768, 4096), encoder_widths(400, 256), encoder_widths(512, 1024)
 (True, True, False, False)
+>>> encoder_widths(1152, 2048)
+False
 """
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 # hidden sizes of widely used encoders, with models that have them (facts of their configs)
 ENCODERS: dict[int, str] = {
@@ -35,10 +40,19 @@ ENCODERS: dict[int, str] = {
 }
 
 
+def _square(number: int) -> bool:
+    return math.isqrt(number) ** 2 == number
+
+
 def encoder_widths(features: int, expected: int) -> bool:
-    """Whether both widths are encoder widths and neither a whole multiple of the other."""
+    """Whether both widths are encoder widths and neither a whole multiple of the other, nor in the
+    ratio of two squares: one conv map flattened at two image sizes (128x3x3 = 1152 against 128x4x4 =
+    2048, a ratio of 9 to 16) keeps its channel count, and the flatten reading is the right one."""
     low, high = sorted((features, expected))
-    return features != expected and features in ENCODERS and expected in ENCODERS and high % low != 0
+    ratio = Fraction(features, expected)
+    conv_map = _square(ratio.numerator) and _square(ratio.denominator)
+    both = features in ENCODERS and expected in ENCODERS
+    return features != expected and both and high % low != 0 and not conv_map
 
 
 def encoder_reading(features: int, expected: int) -> tuple[str, str]:
