@@ -121,6 +121,8 @@ def test_the_mechanisms_keep_to_their_class():
     # sequences longer than one element are still variable-length sequences to pad
     padded = "RuntimeError: stack expects each tensor to be equal size, but got [62] at entry 0 and [63] at entry 1"
     assert "Variable-length sequences" in answer_text(padded, "stack-unequal")
+    labels = padded.replace("[62]", "[1]").replace("[63]", "[3]")  # one label beside three: a list by design
+    assert "Variable-length sequences" in answer_text(labels, "stack-unequal")
     # a dtype clash without data_ptr keeps the loss reading
     loss = answer_text("RuntimeError: expected scalar type Long but found Float", "dtype-mismatch")
     assert "CrossEntropyLoss" in loss and "data_ptr" not in loss

@@ -364,8 +364,9 @@ def leading_count(output: list[int], target: list[int]) -> tuple[str, str] | Non
 def sequence_reading(first: int, second: int) -> tuple[str, str]:
     """(cause, fix) for 1-D samples of different lengths. Round 10: a sample of one element is no
     sequence of varying length but a degenerate one (a window cut past the end of the text), which
-    padding would only hide; longer ones are sequences batched without padding."""
-    if min(first, second) > 1:
+    padding would only hide; longer ones are sequences batched without padding, and so are short lists
+    (one label beside two or three: a multi-label sample's list of labels varies by design)."""
+    if min(first, second) > 1 or max(first, second) < 4:
         return (
             "Variable-length sequences (token ids, audio) are batched without padding.",
             "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
