@@ -14,6 +14,7 @@ from tests.explain.test_families_round8a_libraries import CASES as ROUND8A_LIBRA
 from tests.explain.test_families_round8a_working8 import CASES as ROUND8A_WORKING8_CASES
 from tests.explain.test_grammar_round9 import CASES as ROUND9B_CASES
 from tests.explain.test_grammar_round9_paths import CASES as ROUND9B_PATH_CASES
+from tests.explain.test_working10_judged_b import CASES as ROUND10B_CASES
 
 from torchwise.explain.families import setup_errors
 from torchwise.explain.lookup import KNOWN, explain
@@ -277,6 +278,7 @@ def test_every_table_entry_has_a_case():
     cases = {error_id for _, error_id, _ in [*CASES, *ROUND7_CASES, *ROUND8A_CASES, *ROUND8A_LIBRARY_CASES]}
     cases |= {error_id for _, error_id, _ in [*ROUND8A_WORKING8_CASES, *ROUND9B_CASES, *ROUND9B_PATH_CASES]}
     cases |= {error_id for error_id, _ in WORKING7.values()}
+    cases |= {error_id for _, error_id, _ in ROUND10B_CASES}
     assert {entry.id for entry in KNOWN} <= cases | corpus | {
         "driver-too-old",
         "torchvision-operator-missing",

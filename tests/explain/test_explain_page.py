@@ -185,11 +185,17 @@ def test_round_9_s_merged_working_row_is_each_engineer_s_verdict_on_the_answer_t
     texts = {t["number"]: t["text"] for t in yaml.safe_load((working / "texts.yaml").read_text())}
     by_a = {v["number"]: v for v in yaml.safe_load((working / "judged-9a.yaml").read_text())}
     by_b = {v["number"]: v["after"] for v in yaml.safe_load((working / "judged-9b.yaml").read_text())}
+    # a text both left unknown may be answered by a later round, which judges it (the row stays as measured)
+    later = {
+        v["number"]: v["got_after"]
+        for v in yaml.safe_load((ROOT / "tests/explain/working10/floors-10b.yaml").read_text())
+        if v["folder"] == "working9"
+    }
     merged = []
     for number, text in texts.items():
         got = explain(text)
         if by_a[number]["got_after"] is None and got is not None:
-            assert got.id == by_b[number]["got"], number
+            assert got.id in (by_b[number]["got"], later.get(number)), number
             merged.append({"verdict": by_b[number]["verdict"]})
         else:
             assert (got and got.id) == by_a[number]["got_after"], number

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.encoder_widths import encoder_reading, encoder_widths
 from torchwise.explain.evidence_gate import BATCH_FACTOR, layer_owner, raising_frame
 from torchwise.explain.explanation import Explanation, answer
 from torchwise.explain.paste import Frame
@@ -59,6 +60,9 @@ def other_width(rows: int, features: int, expected: int, outputs: int, library: 
             f"Give the library inputs of the width its model was built for ({expected}): models of one family"
             " and size throughout (checkpoint, encoders, adapters), or the config that matches the weights."
         )
+    elif encoder_widths(features, expected):  # round 10: two encoders' widths, not a flatten
+        why = f" {features} and {expected} are not whole multiples of each other: no flatten of a sample relates them."
+        source, change = encoder_reading(features, expected)
     else:
         why = (
             f" Flattening a sample multiplies its width, and {features} and {expected} are neither whole multiples"
@@ -334,4 +338,45 @@ def integer_input_to_layer(expected: str, found: str, text: str, before: int) ->
         f" layer whose weights are float, at {at.place} ({at.source}): the input was never converted",
         "convert the input where it is made: x = x.float() (or x.to(next(model.parameters()).dtype)); token"
         " ids go through an nn.Embedding first, not into a Linear",
+    )
+
+
+def leading_count(output: list[int], target: list[int]) -> tuple[str, str] | None:
+    """Round 10: (cause, fix) for an element-wise loss's output and target that agree in every size but
+    the first ([16800, 1] against [8400, 1]): not a layout or a head's width, but different numbers of
+    items (predictions against the targets assigned to them). None for any other pair of shapes."""
+    if len(output) != len(target) or output[1:] != target[1:] or output[0] == target[0]:
+        return None
+    low, high = sorted((output[0], target[0]))
+    times = f" ({high // low} times as many)" if high % low == 0 else ""
+    more = "output" if output[0] > target[0] else "target"
+    return (
+        f"The two agree in every size but the first: the {more} has {high} items where the other has {low}"
+        f"{times}. The targets were built for another number of items than the model predicted: for another"
+        " batch (one image's targets against a batch of two, a batch merged or split on one side), or for"
+        " another grid (anchors or positions counted for another input size or stride than the model's).",
+        "Build the targets from the same batch and grid as the predictions: print both shapes where the"
+        " targets are assigned, and give the target builder the batch size, input size and strides the"
+        " model ran with.",
+    )
+
+
+def sequence_reading(first: int, second: int) -> tuple[str, str]:
+    """(cause, fix) for 1-D samples of different lengths. Round 10: a sample of one element is no
+    sequence of varying length but a degenerate one (a window cut past the end of the text), which
+    padding would only hide; longer ones are sequences batched without padding, and so are short lists
+    (one label beside two or three: a multi-label sample's list of labels varies by design)."""
+    if min(first, second) > 1 or max(first, second) < 4:
+        return (
+            "Variable-length sequences (token ids, audio) are batched without padding.",
+            "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
+            " let the tokenizer pad (padding=True).",
+        )
+    return (
+        f"A sample of one element beside one of {max(first, second)}: the dataset gives a degenerate sample, a"
+        " window or chunk cut past the end of its text or signal (or an entry read wrongly), where every"
+        " sample should have one length; padding would only hide it.",
+        "Find it (print len(dataset[i]) for the first items) and fix where it is cut: stop the windows"
+        " max_length before the end (range(0, len(ids) - max_length, stride)) or skip entries shorter than"
+        " a window; pad in a collate_fn only where lengths vary by design.",
     )

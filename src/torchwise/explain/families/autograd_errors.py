@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, told_apart
+from torchwise.explain.explanation import Explanation, KnownError, answer, fact, known, sentence, told_apart
+from torchwise.explain.optimizer_params import empty_parameters_reading
 from torchwise.explain.paste_readings import checkpointed_backward
 
 
@@ -201,6 +202,10 @@ def _bool_ambiguous(match: re.Match[str], text: str) -> Explanation:
     )
 
 
+NO_PARAMETERS = "The optimizer was given no parameters"
+EMPTY = "model.parameters() (or the list passed to the optimizer) yielded nothing."
+
+
 def _empty_parameters(match: re.Match[str], text: str) -> Explanation | None:
     """Each usual cause leaves its mark in the code a paste shows; without one, which it is
     (or a module that keeps its weights outside nn.Parameter) is not in the paste."""
@@ -230,11 +235,13 @@ def _empty_parameters(match: re.Match[str], text: str) -> Explanation | None:
             "The layers are kept in a plain Python list or dict (self.x = [nn.Linear(...), ...]),"
             " which nn.Module does not look into: parameters() never sees them."
         )
+    elif (read := empty_parameters_reading(text, match.start())) is not None:  # round 10: the optimizer's line
+        return answer(title=NO_PARAMETERS, meaning=EMPTY, cause=sentence(read[0]), fix=read[1])
     else:
         return None
     return answer(
-        title="The optimizer was given no parameters",
-        meaning="model.parameters() (or the list passed to the optimizer) yielded nothing.",
+        title=NO_PARAMETERS,
+        meaning=EMPTY,
         cause=cause,
         fix=(
             "Name the constructor __init__ and call super().__init__() in it; hold sub-layers in"

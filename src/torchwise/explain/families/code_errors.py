@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from torchwise.explain.encoder_widths import encoder_widths
 from torchwise.explain.evidence_gate import flattened_width, library_layer
 from torchwise.explain.evidence_readings import integer_input_to_layer, other_width
 from torchwise.explain.explanation import Explanation, KnownError, answer, known, sentence
@@ -37,7 +38,9 @@ def _linear_shapes(match: re.Match[str], text: str) -> Explanation:
         return matrix_product_answer(product, int(rows), int(features), int(expected), int(outputs))
     folded = _folded_batch(int(rows), int(features), int(expected))
     library = library_layer(text, match.start())  # round 9: a library's layer is sized by its config
-    if library or not folded and not flattened_width(int(features), int(expected)):
+    # round 10: two encoders' widths are another encoder, whatever a flatten or a fold would fit
+    encoders = encoder_widths(int(features), int(expected))
+    if library or encoders or not folded and not flattened_width(int(features), int(expected)):
         return other_width(int(rows), int(features), int(expected), int(outputs), library)
     return answer(
         title=f"A Linear layer expects {expected} input features but got {features}",
@@ -186,7 +189,23 @@ SEQUENCE = re.compile(r"for sequence element (\d+) in sequence argument at posit
 QUANTIZED = re.compile(r"\bint8\b|\bint4\b|load_in_[48]bit|bitsandbytes|\bqlora\b|\b[48]-?bit\b", re.IGNORECASE)
 
 
+# Round 10: compiled code that reads a tensor's memory as one C++ type ("(data_ptr<long int> at
+# .../TensorMethods.h)"): a kernel of torch's or an extension's asked for the tensor's raw data, not a loss.
+DATA_PTR = re.compile(r"data_ptr<\s*(?:long|int64_t|int|float|double)\b[\w ]*>")
+
+
 def _told(expected: str, found: str, text: str) -> tuple[str, str] | None:
+    if DATA_PTR.search(text):
+        indices = expected in ("Long", "Int")
+        return (
+            f"compiled code (an extension's kernel or a torch op) reads one of its inputs' memory as {expected}"
+            f" ({DATA_PTR.search(text).group(0)}) and got a {found} tensor"
+            + (": it takes that tensor as indices (an index, a batch or cluster vector, an edge list),"
+               " which was built as floats" if indices else ""),
+            f"create that argument as {expected} where it is made (torch.tensor(..., dtype=torch.{expected.lower()})"
+            f" or t.{expected.lower()}() before the call); check the function's documentation for each"
+            " argument's dtype",
+        )
     sequence = SEQUENCE.search(text)
     if sequence:
         element, argument = sequence.groups()

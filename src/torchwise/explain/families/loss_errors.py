@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from torchwise.explain.evidence_gate import reshaped_batch
-from torchwise.explain.evidence_readings import item_counts
+from torchwise.explain.evidence_readings import item_counts, leading_count
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, known, shape, told_apart
 from torchwise.explain.families.code_errors import NO_HARD_CODED_BATCH
 from torchwise.explain.paste_readings import flattened_counts, mask_values_answer
@@ -296,6 +296,8 @@ def _target_size(match: re.Match[str], text: str) -> Explanation | None:
             "Give both the same shape: loss(out.squeeze(1), y) or loss(out, y.unsqueeze(1))"
             " (or out.view_as(y)), with y as float."
         )
+    elif (counted := leading_count(output, target)) is not None:  # round 10: only the item count differs
+        cause, fix = counted
     elif len(output) == len(target) and output[0] == target[0]:
         axis = next(i for i, (a, b) in enumerate(zip(output, target, strict=True)) if a != b)
         cause = (

@@ -40,11 +40,7 @@ def _stack(match: re.Match[str], text: str) -> Explanation:
             " RandomCrop), or use batch_size=1 where sizes must stay (evaluation at full size)."
         )
     elif len(first) == 1:
-        cause = "Variable-length sequences (token ids, audio) are batched without padding."
-        fix = (
-            "Pad in a collate_fn: torch.nn.utils.rnn.pad_sequence(batch, batch_first=True), or"
-            " let the tokenizer pad (padding=True)."
-        )
+        cause, fix = readings.sequence_reading(first[0], second[0])  # round 10: one element is degenerate
     elif len(first) == len(second) >= 2 and first[1:] == second[1:] and collated(text, match.start()):
         cause, fix = collated_rows_reading(text, first[0], second[0])  # round 9: a batch's samples, not lists
     else:

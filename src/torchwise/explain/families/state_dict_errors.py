@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from torchwise.explain.checkpoint_keys import listed_keys, listing_cut
+from torchwise.explain.checkpoint_keys import cut_keys, cut_keys_reading, listed_keys, listing_cut, whole_checkpoint
 from torchwise.explain.evidence_gate import permuted
 from torchwise.explain.evidence_readings import permuted_layout_reading, repeated_tensor, repeated_tensor_reading
 from torchwise.explain.explanation import Explanation, KnownError, answer, dims, fact, known, sentence, told_apart
@@ -52,15 +52,6 @@ def _shown(keys: list[str], most: int = 4) -> str:
     return ", ".join(keys[:most]) + more
 
 
-# What a training checkpoint holds beside the weights: a dict handed whole to load_state_dict
-# shows these as "unexpected keys" with no dot in them (a weight's key always has one).
-WEIGHT_ENTRIES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network",
-                  "state_dict_ema", "model_ema", "ema", "params", "weights")
-TRAINING_ENTRIES = ("epoch", "optimizer", "optimizer_state_dict", "args", "arch", "iteration",
-                    "step", "global_step", "scheduler", "lr_scheduler", "amp_scaler", "scaler",
-                    "best_acc", "best_acc1", "metric", "config", "version")
-
-
 STRICT_FALSE = (
     ". model.load_state_dict(state, strict=False) skips missing and unexpected keys (those layers"
     " keep their initial weights: check the missing_keys and unexpected_keys it returns) but never"
@@ -68,21 +59,6 @@ STRICT_FALSE = (
 )
 # strict=False on the whole checkpoint would skip every key and load no weight at all
 STRICT_FALSE_IS_EMPTY = ". Do not reach for strict=False here: it would skip every key and load nothing."
-
-
-def _whole_checkpoint(unexpected: list[str]) -> str | None:
-    """The entry holding the weights when ``unexpected`` are a training checkpoint's top-level
-    keys (the checkpoint dict was passed, not its state dict), else None."""
-    if not unexpected or any("." in key for key in unexpected):
-        return None
-    # a key named after the weights: one of the usual names, or "<net>_state_dict" that is not the
-    # optimizer's or the scheduler's
-    weights = [key for key in WEIGHT_ENTRIES if key in unexpected] + [
-        key for key in unexpected
-        if key.endswith("state_dict") and not re.search(r"optim|sched|scaler", key)
-    ]
-    training = [key for key in unexpected if key in TRAINING_ENTRIES or re.search(r"optim|sched", key)]
-    return weights[0] if weights and training else None
 
 
 # A task head that a pretrained encoder does not have (missing keys all of it: the fine-tuned model)
@@ -129,7 +105,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
         facts.append(
             f"the checkpoint has {len(unexpected)} key(s) the model lacks ({_shown(unexpected)})"
         )
-    entry = _whole_checkpoint(unexpected)
+    entry = whole_checkpoint(missing, unexpected)
     if _optimizer_state(unexpected):
         entry = "state"  # like a whole checkpoint, strict=False would load nothing
         causes.append(
@@ -142,9 +118,10 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             " and pass the optimizer's file to optimizer.load_state_dict"
         )
     elif entry:
+        beside = " beside the epoch, the optimizer and the run's settings" if len(unexpected) > 1 else ""
         causes.append(
-            "the file is a whole training checkpoint (a dict with the weights under"
-            f" '{entry}' beside the epoch, the optimizer and the run's settings), and that dict"
+            f"the file is {'a whole training' if beside else 'a'} checkpoint (a dict with the weights under"
+            f" '{entry}'{beside}), and that dict"
             " was passed to load_state_dict instead of the weights inside it"
         )
         fixes.append(
@@ -222,6 +199,12 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             f" (a new head for fine-tuning), drop them first: state = {{k: v for k, v in"
             f" state.items() if k not in {{{names}}}}} and load with strict=False"
         )
+    cut = cut_keys(missing, unexpected) if not causes else None  # round 10: a prefix stripped by position
+    if cut:
+        example = next((key, key[cut:]) for key in missing if key[cut:] in unexpected and len(key) > cut + 2)
+        cause, fix = cut_keys_reading(cut, example)
+        causes.append(cause)
+        fixes.append(fix)
     nested = _nesting(missing, unexpected) if not causes else None
     if nested and nested[1] == "checkpoint":
         causes.append(
@@ -329,7 +312,7 @@ def _state_dict(match: re.Match[str], text: str) -> Explanation | None:
             + "."
         ),
         cause=sentence("; ".join(causes)),
-        fix="; ".join(fixes) + (STRICT_FALSE_IS_EMPTY if entry else STRICT_FALSE),
+        fix="; ".join(fixes) + (STRICT_FALSE_IS_EMPTY if entry or cut else STRICT_FALSE),
     )
 
 
