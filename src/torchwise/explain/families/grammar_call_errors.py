@@ -9,7 +9,9 @@ line, and three things in the paste name the cause, whichever library is involve
   nothing: that value held fewer items than ``f`` takes, or none (an iterator read once already);
 * the caller is an installed package, and the traceback runs through two or more packages below
   the user's last line: one package calls a hook of another with the signature of another
-  release (``on_init_end() missing 'trainer'``, SetFit against sentence-transformers 4).
+  release (``on_init_end() missing 'trainer'``, SetFit against sentence-transformers 4). A function
+  written in C counts instead (``function takes exactly 1 argument (3 given)``, torchvision's fill
+  handed to PIL's core): the same reading, read from the same frames.
 
 Anything else (a call in the user's own code, a library calling the user's own function) is left
 alone here: the message alone does not say which side is wrong.
@@ -123,22 +125,25 @@ def _handed_over(function: str, text: str, before: int) -> bool:
                for _, frame in frames(text[:before]))
 
 
-def _between_packages(function: str, missing: list[str], frame: Frame, text: str, before: int) -> Explanation | None:
+def _between_packages(function: str | None, wanting: str, frame: Frame, text: str, before: int) -> Explanation | None:
+    """``wanting`` says how the call differs from the installed definition: "without 'trainer'" (a Python
+    function's missing parameters) or "with 3 arguments, not exactly 1" (a C function's count); ``function``
+    is None where a C function does not name itself."""
     packages = _packages_below_user(text, before)
-    if not frame.in_library or frame.package in (None, *PLUMBING) or len(packages) < 2 or "self" in missing:
+    if not frame.in_library or frame.package in (None, *PLUMBING) or len(packages) < 2:
         return None
-    if _handed_over(function, text, before):
+    if function and _handed_over(function, text, before):
         return None  # the user's own function, passed in: the message does not say which side is wrong
-    names = " and ".join(f"'{name}'" for name in missing)
     # a package the user's own words pin with a version (sentence_transformers>=4.0) is a party too
     pinned = [name for name in dict.fromkeys(VERSIONED.findall(text)) if name.replace("-", "_") not in packages]
     packages = packages + pinned
     listed = ", ".join(packages[:-1]) + f" and {packages[-1]}"
+    called = f"{function}()" if function else "a function written in C"
     return answer(
-        title=f"{frame.package} calls {function}() without {names}: packages of releases not made together",
+        title=f"{frame.package} calls {called} {wanting}: packages of releases not made together",
         meaning=(
-            f"{frame.place} ({frame.source}), in the installed {frame.package}, calls {function}, and the"
-            f" installed definition of {function} also requires {names}, which the call does not pass."
+            f"{frame.place} ({frame.source}), in the installed {frame.package}, calls {called} {wanting},"
+            " which the installed definition does not accept."
         ),
         cause=(
             f"The call and the definition come from releases with different signatures: of {listed} (the"
@@ -148,7 +153,7 @@ def _between_packages(function: str, missing: list[str], frame: Frame, text: str
         ),
         fix=(
             f"Install versions of {listed} that were released to work together: the ones the project pins, or"
-            f" the newer package pinned back below the release that changed {function} (its release notes"
+            f" the newer package pinned back below the release that changed its signature (its release notes"
             f" say which; pip check shows declared conflicts), or upgrade {frame.package} to a release that"
             " supports it."
         ),
@@ -174,13 +179,49 @@ def _starred_reading(match: re.Match[str], text: str) -> Explanation | None:
 
 def _packages_reading(match: re.Match[str], text: str) -> Explanation | None:
     call = _call(match, text)
-    if call is None or call[2] is None or _class_given(text, match.start()):
+    if call is None or call[2] is None or _class_given(text, match.start()) or "self" in call[1]:
         return None
-    return _between_packages(call[0], call[1], call[2], text, match.start())
+    names = " and ".join(f"'{name}'" for name in call[1])
+    return _between_packages(call[0], f"without {names}", call[2], text, match.start())
+
+
+# A function written in C (a builtin, an extension's) counts its arguments in another wording and may not
+# name itself: "encode() takes at most 2 arguments (3 given)", "function takes exactly 1 argument (3 given)".
+C_COUNT = (
+    r"TypeError: (?:(?:[\w.]+\.)?(?P<name>\w+)\(\)|function) takes (?P<bound>exactly|at most|at least)"
+    r" (?P<takes>\d+) (?:positional )?arguments? \((?P<given>\d+) given\)"
+)
+
+
+# A tuple or list written out as a keyword's value on the user's line: fill=(0, 0, 0), size=[256, 256].
+LITERAL = re.compile(r"=\s*[(\[]([^()\[\]]*)[)\]]")
+
+
+def _user_literal_of(given: int, text: str, before: int) -> bool:
+    """A C function counts a sequence's items as its arguments (a fill colour unpacked for a one-band
+    image): a literal of exactly that many items on the user's own line is the user's value, not a
+    release's call."""
+    return any(
+        not frame.in_library and len([item for item in literal.split(",") if item.strip()]) == given
+        for _, frame in frames(text[:before])
+        for literal in LITERAL.findall(frame.source)
+    )
+
+
+def _count_reading(match: re.Match[str], text: str) -> Explanation | None:
+    """A C function's argument count, read like a missing parameter: only where an installed package makes
+    the call and the traceback runs through two or more packages below the user's line."""
+    function = match.group("name")
+    frame = last_frame(text, match.start())
+    if function in OWN_READINGS or frame is None or _user_literal_of(int(match.group("given")), text, match.start()):
+        return None
+    wanting = f"with {match.group('given')} arguments, not {match.group('bound')} {match.group('takes')}"
+    return _between_packages(function, wanting, frame, text, match.start())
 
 
 KNOWN: list[KnownError] = [
     told_apart("called-on-class", MISSING, _class_reading, generic=True),
     told_apart("starred-too-few", MISSING, _starred_reading, generic=True),
     told_apart("hook-between-packages", MISSING, _packages_reading, generic=True),
+    told_apart("hook-between-packages", C_COUNT, _count_reading, generic=True),
 ]

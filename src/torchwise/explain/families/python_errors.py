@@ -248,14 +248,20 @@ FRAMEWORK_HOOKS = (
 
 
 def _hook_signature(match: re.Match[str], text: str) -> Explanation:
-    method, takes, given = match.group(1), int(match.group(2)), int(match.group(3))
-    more = "more" if given > takes else "fewer"
+    method, missing = match.group("hook"), match.group("missing")
+    # the new signature accepts what the framework now passes (more) or no longer requires what it stopped passing
+    change = "accept the extra argument, e.g. num_items_in_batch=None, or **kwargs"
+    if missing:  # Python names what the override requires and the framework's call did not pass
+        title = f"{method}() is called without {missing}, which the override requires"
+        said = f"calls {method} without {missing}; the version of it defined in this code requires it."
+        change = f"drop the parameters the framework no longer passes, or give {missing} a default of None"
+    else:
+        takes, given = int(match.group("takes")), int(match.group("given"))
+        title = f"{method}() is called with {'more' if given > takes else 'fewer'} arguments than the override accepts"
+        said = f"calls {method} with {given - 1} argument(s); the version of it defined in this code takes {takes - 1}."
     return answer(
-        title=f"{method}() is called with {more} arguments than the override accepts",
-        meaning=(
-            f"A framework (transformers' Trainer, PyTorch Lightning) calls {method} with"
-            f" {given - 1} argument(s); the version of it defined in this code takes {takes - 1}."
-        ),
+        title=title,
+        meaning=f"A framework (transformers' Trainer, PyTorch Lightning) {said}",
         cause=(
             f"{method} is overridden by code written for another release of the framework, and"
             " the framework changed the method's signature since (Trainer.training_step and"
@@ -264,8 +270,7 @@ def _hook_signature(match: re.Match[str], text: str) -> Explanation:
         ),
         fix=(
             "Install the framework version the project pins (its requirements file), or update"
-            " the override to the new signature (accept the extra argument, e.g."
-            " num_items_in_batch=None, or **kwargs)."
+            f" the override to the new signature ({change})."
         ),
     )
 
@@ -367,7 +372,9 @@ KNOWN: list[KnownError] = [
     ),
     known(
         "framework-hook-signature",
-        rf"(?:\w+\.)?({FRAMEWORK_HOOKS})\(\) takes (\d+) positional arguments? but (\d+) were given",
+        rf"(?:\w+\.)?(?P<hook>{FRAMEWORK_HOOKS})\(\) (?:takes (?P<takes>\d+) positional arguments? but"
+        rf" (?P<given>\d+) were given|missing \d+ required positional arguments?: (?P<missing>'(?!self')\w+'"
+        r"(?:(?:,? and |, )'\w+')*))",
         _hook_signature,
     ),
     known(
