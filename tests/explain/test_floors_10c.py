@@ -56,6 +56,12 @@ def test_a_c_count_in_one_package_or_the_users_call_is_left_alone():
     # the user's line calls the C function itself: which side is wrong is not in the message
     assert explain('  File "train.py", line 3, in <module>\n    x = encode(a, b, c)\n'
                    "TypeError: encode() takes at most 2 arguments (3 given)") is None
+    # https://github.com/learnables/learn2learn/issues/100: only PIL's own frame is shown, so no second
+    # package is seen handing it the call (the thread's cause, torchvision 0.5, is named in a comment only)
+    assert explain(
+        '  File "/miniconda3/envs/torch-1.4/lib/python3.7/site-packages/PIL/Image.py", line 2544, in new\n'
+        "    return im._new(core.fill(mode, size, color))\nTypeError: function takes exactly 1 argument (3 given)"
+    ) is None
     # heldout5 #1026 (huggingface/setfit#394): no frames, so no package is seen making the call
     assert explain(working_texts("heldout5")[1026]) is None
 

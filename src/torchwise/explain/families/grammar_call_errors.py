@@ -142,8 +142,8 @@ def _between_packages(function: str | None, wanting: str, frame: Frame, text: st
     return answer(
         title=f"{frame.package} calls {called} {wanting}: packages of releases not made together",
         meaning=(
-            f"{frame.place} ({frame.source}), in the installed {frame.package}, calls {called} {wanting},"
-            " which the installed definition does not accept."
+            f"{frame.place} ({frame.source}), in the installed {frame.package}, calls {called} {wanting}:"
+            " the installed definition does not accept that call."
         ),
         cause=(
             f"The call and the definition come from releases with different signatures: of {listed} (the"
