@@ -28,6 +28,7 @@ def all_rules() -> dict[str, Rule]:
         int_division,
         legacy,
         loop,
+        loss_history,
         optimizer,
         options,
         rank_state,

@@ -1,0 +1,91 @@
+"""Issue 21, round 9 (lint9a): a backpropagated loss kept with its graph across steps (TW160), the
+kind judged in round 8's and round 9's worked halves. Each case is reduced from a real script
+(source named), checked on the verbatim script too, and has near misses that stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from torchwise.lint.config import LintConfig
+from torchwise.lint.engine import lint_source
+
+from .test_round5_shapes import found
+
+HERE = Path(__file__).parent
+
+
+def _on_script(path: Path, code: str) -> list[tuple[str, int, str]]:
+    findings = lint_source(path.read_text(encoding="utf-8"), str(path), config=LintConfig(select=(code,)))
+    return [(f.code, f.line, f.level.value) for f in findings]
+
+
+# Skamlo/crack-image-segmentation modules/train/train_epoch.py (tests/lint/worked9, judged bug at
+# lines 22-23, 30): https://github.com/Skamlo/crack-image-segmentation/blob/c659dde35aebab09cc937baf83b4e18e7049362e/modules/train/train_epoch.py
+# the live loss of every batch goes into history_loss, which the function returns.
+HISTORY = """\
+def train_epoch(loader, model, optimizer, criterion, device):
+    history_loss = []
+    loop = tqdm(loader, desc="Training", leave=False)
+    for images, labels in loop:
+        optimizer.zero_grad()
+        _, class_logits = model(images)
+        loss = criterion(class_logits, labels)
+        history_loss.append(loss)
+        loss.backward()
+        optimizer.step()
+    return history_loss
+"""
+
+
+def test_tw160_a_history_list_of_live_losses():
+    assert found(HISTORY, "TW160") == [("TW160", 8, "warning")]
+    script = HERE / "worked9" / "Skamlo_crack-image-segmentation__modules__train__train_epoch.py"
+    assert _on_script(script, "TW160") == [("TW160", 23, "warning")]
+
+
+def test_tw160_silent_on_numbers_detached_values_and_per_step_lists():
+    assert found(HISTORY.replace("append(loss)", "append(loss.item())"), "TW160") == []
+    assert found(HISTORY.replace("history_loss.append(loss)", "history_loss.append(float(loss))"), "TW160") == []
+    # A list made anew every step lives for that step only.
+    per_step = HISTORY.replace("        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        history_loss = []\n", 1)
+    assert found(per_step, "TW160") == []
+    # What it cannot see: the loss kept through another name.
+    aliased = HISTORY.replace("history_loss.append(loss)", "kept = loss\n        history_loss.append(kept)")
+    assert found(aliased, "TW160") == []
+
+
+# yanx27/Pointnet_Pointnet2_pytorch train_semseg.py (tests/lint/worked8, judged bug at lines 180,
+# 197, 205, 206): https://github.com/yanx27/Pointnet_Pointnet2_pytorch/blob/eb64fe0b4c24055559cea26299cb485dcb43d8dd/train_semseg.py
+RUNNING_SUM = """\
+for epoch in range(start_epoch, args.epoch):
+    loss_sum = 0
+    for i, (points, target) in tqdm(enumerate(trainDataLoader), total=len(trainDataLoader)):
+        optimizer.zero_grad()
+        seg_pred, trans_feat = classifier(points)
+        loss = criterion(seg_pred, target, trans_feat, weights)
+        loss.backward()
+        optimizer.step()
+        loss_sum = loss_sum + loss * points.size(0)
+    print(loss_sum / num_batches)
+"""
+
+
+def test_tw160_a_running_sum_of_loss_tensors():
+    assert found(RUNNING_SUM, "TW160") == [("TW160", 9, "warning")]
+    assert found(RUNNING_SUM.replace("loss_sum + loss *", "loss_sum + loss.item() *"), "TW160") == []
+    script = HERE / "worked8" / "yanx27_Pointnet_Pointnet2_pytorch__train_semseg.py"
+    assert _on_script(script, "TW160") == [("TW160", 205, "warning")]
+
+
+def test_tw160_silent_on_a_few_repetitions_of_one_step_and_on_a_sum_backpropagated_once():
+    # seungwonpark/melgan utils/train.py (tests/lint/worked6, judged not a bug): loss_d_sum over
+    # rep_discriminator critic updates of one step, read with .item() the same step.
+    critic = RUNNING_SUM.replace("tqdm(enumerate(trainDataLoader), total=len(trainDataLoader))", "range(n_critic)")
+    assert found(critic, "TW160") == []
+    melgan = HERE / "worked6" / "seungwonpark_melgan__utils__train.py"
+    assert _on_script(melgan, "TW160") == []
+    # The sum is the loss of one backward (accumulated over micro-batches): its graph is wanted.
+    once = RUNNING_SUM.replace("        loss.backward()\n", "").replace("    print(", "    loss_sum.backward()\n    print(")
+    assert found(once, "TW160") == []
+    # Under no_grad there is no backward and no graph: an evaluation's sum is not reported.
+    assert found(RUNNING_SUM.replace("loss.backward()", "pass"), "TW160") == []
