@@ -89,3 +89,53 @@ def test_tw160_silent_on_a_few_repetitions_of_one_step_and_on_a_sum_backpropagat
     assert found(once, "TW160") == []
     # Under no_grad there is no backward and no graph: an evaluation's sum is not reported.
     assert found(RUNNING_SUM.replace("loss.backward()", "pass"), "TW160") == []
+
+
+# --- TW132: a shared train/evaluate loop handed an evaluation mode string ------------------------
+
+# MadryLab/robustness robustness/train.py (tests/lint/heldout8, judged bug at lines 134, 156-157):
+# https://github.com/MadryLab/robustness/blob/master/robustness/train.py (commit in the file's header)
+# train_model() runs the natural validation _model_loop(args, 'val', ...) under a no_grad held in a
+# name; eval_model() runs the same call with autograd on. The adversarial evaluation (adv=True)
+# needs input gradients and is run with autograd on in both places.
+SHARED_LOOP = """\
+import torch as ch
+def eval_model(args, model, loader):
+    prec1, nat_loss = _model_loop(args, 'val', loader, model, None, 0, False)
+    adv_prec1, adv_loss = _model_loop(args, 'val', loader, model, None, 0, True)
+    return prec1, adv_prec1
+
+def train_model(args, model, train_loader, val_loader, opt, disable_no_grad=False):
+    for epoch in range(args.epochs):
+        _model_loop(args, 'train', train_loader, model, opt, epoch, args.adv_train)
+        ctx = ch.enable_grad() if disable_no_grad else ch.no_grad()
+        with ctx:
+            prec1, nat_loss = _model_loop(args, 'val', val_loader, model, None, epoch, False)
+        adv_val = _model_loop(args, 'val', val_loader, model, None, epoch, True)
+
+def _model_loop(args, loop_type, loader, model, opt, epoch, adv):
+    is_train = (loop_type == 'train')
+    model = model.train() if is_train else model.eval()
+    for inp, target in loader:
+        loss = ch.nn.functional.cross_entropy(model(inp), target)
+        if is_train:
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return 0.0, loss.item()
+"""
+
+
+def test_tw132_a_mode_string_evaluation_the_file_runs_under_a_named_no_grad_elsewhere():
+    assert found(SHARED_LOOP, "TW132") == [("TW132", 3, "warning")]
+    script = HERE / "heldout8" / "MadryLab_robustness__robustness__train.py"
+    assert _on_script(script, "TW132") == [("TW132", 156, "warning")]
+
+
+def test_tw132_mode_strings_need_the_same_call_guarded_and_a_compared_parameter():
+    # With no guarded call of the same kind elsewhere, nothing says the file wants autograd off.
+    unguarded = SHARED_LOOP.replace("        with ctx:\n            prec1", "        if True:\n            prec1")
+    assert found(unguarded, "TW132") == []
+    # A string the function never compares is not a mode.
+    assert found(SHARED_LOOP.replace("is_train = (loop_type == 'train')", "is_train = opt is not None"), "TW132") == []
+    # What it cannot see: a no_grad entered by a caller of eval_model in another file.
