@@ -139,3 +139,37 @@ def test_tw132_mode_strings_need_the_same_call_guarded_and_a_compared_parameter(
     # A string the function never compares is not a mode.
     assert found(SHARED_LOOP.replace("is_train = (loop_type == 'train')", "is_train = opt is not None"), "TW132") == []
     # What it cannot see: a no_grad entered by a caller of eval_model in another file.
+
+
+# --- TW129: a running sum of 0-dim losses indexed [0] ----------------------------------------------
+
+# taoxugit/AttnGAN code/pretrain_DAMSM.py (tests/lint/heldout8, judged bug at lines 85-110, 154-164):
+# https://github.com/taoxugit/AttnGAN (commit in the file's header). torch 0.3's losses had one
+# element; the sums of their .data are 0-dim tensors now and [0] raises IndexError.
+RUNNING_DATA = """\
+def train(dataloader, cnn_model, rnn_model, optimizer):
+    s_total_loss0 = 0
+    for step, data in enumerate(dataloader, 0):
+        s_loss0, s_loss1 = sent_loss(cnn_model(data), rnn_model(data))
+        s_total_loss0 += s_loss0.data
+        (s_loss0 + s_loss1).backward()
+        optimizer.step()
+        if step % 200 == 0:
+            s_cur_loss0 = s_total_loss0[0] / 200
+            s_total_loss0 = 0
+"""
+
+
+def test_tw129_a_running_sum_of_loss_data_indexed_at_zero():
+    assert found(RUNNING_DATA, "TW129") == [("TW129", 9, "error")]
+    script = HERE / "heldout8" / "taoxugit_AttnGAN__code__pretrain_DAMSM.py"
+    assert [line for _, line, _ in _on_script(script, "TW129")] == [106, 107, 109, 110, 163, 164]
+
+
+def test_tw129_silent_on_sums_of_other_values_and_on_arrays():
+    # An accuracy count added to the sum: its shape is the caller's to know.
+    assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= correct.data"), "TW129") == []
+    # A sum that starts as an array has an index 0.
+    assert found(RUNNING_DATA.replace("s_total_loss0 = 0\n    for", "s_total_loss0 = np.zeros(2)\n    for"), "TW129") == []
+    # .item() numbers: the [0] of a float raises TypeError, but nothing here says it is a tensor sum.
+    assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= s_loss0.item()"), "TW129") == []
