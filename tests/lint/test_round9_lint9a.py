@@ -173,3 +173,31 @@ def test_tw129_silent_on_sums_of_other_values_and_on_arrays():
     assert found(RUNNING_DATA.replace("s_total_loss0 = 0\n    for", "s_total_loss0 = np.zeros(2)\n    for"), "TW129") == []
     # .item() numbers: the [0] of a float raises TypeError, but nothing here says it is a tensor sum.
     assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= s_loss0.item()"), "TW129") == []
+
+
+# --- TW161: a shuffled evaluation loader --------------------------------------------------------
+
+# ozan-oktay/Attention-Gated-Networks train_classifaction.py (tests/lint/heldout8, judged bug at
+# lines 131-132, 200-201) and Eric-mingjie/rethinking-network-pruning cifar/l1-norm-pruning/main.py
+# (heldout8, judged bug at lines 80 and 97: "harmless to the accuracy but needless").
+
+
+def test_tw161_warns_where_the_pass_stops_after_a_count():
+    ozan = HERE / "heldout8" / "ozan-oktay_Attention-Gated-Networks__train_classifaction.py"
+    assert _on_script(ozan, "TW161") == [("TW161", 131, "warning"), ("TW161", 132, "warning")]
+
+
+def test_tw161_silent_on_full_passes_sampled_batches_training_loaders_and_a_dry_run_break():
+    # A full pass: shuffling changes no score (rethinking-network-pruning's test loaders are left alone).
+    pruning = HERE / "heldout8" / "Eric-mingjie_rethinking-network-pruning__cifar__l1-norm-pruning__main.py"
+    assert _on_script(pruning, "TW161") == []
+    built = "val_loader = DataLoader(val_set, batch_size=8, shuffle=True)\n"
+    counted = "for i, (x, y) in enumerate(val_loader):\n    m(x)\n    if i == max_it:\n        break\n"
+    assert found(built + counted, "TW161") == [("TW161", 1, "warning")]
+    assert found(built + counted.replace("i == max_it", "args.dry_run"), "TW161") == []  # no count
+    assert found(built.replace("True", "False") + counted, "TW161") == []
+    assert found(built + "imgs = next(iter(val_loader))\n" + counted, "TW161") == []  # pix2pix's samples
+    assert found(built.replace("val_", "train_") + counted.replace("val_", "train_"), "TW161") == []
+    # What it cannot see: the early stop made inside a function the loader is handed to.
+    helper = built + "def run(loader):\n" + "".join("    " + line + "\n" for line in counted.replace("val_loader", "loader").splitlines())
+    assert found(helper + "run(val_loader)\n", "TW161") == []

@@ -22,6 +22,7 @@ def all_rules() -> dict[str, Rule]:
         device,
         eval_forward,
         eval_loader,
+        eval_shuffle,
         evaluation,
         flow,
         hygiene,

@@ -24,12 +24,20 @@ def main():
     torch.manual_seed(0)
     data = TensorDataset(torch.randn(64, 3, 8, 8), torch.rand(64, 1, 8, 8))
     train_loader = DataLoader(data, batch_size=8, shuffle=True)
+    val_loader = DataLoader(data, batch_size=8, shuffle=True)  # expect: TW161
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     criterion = nn.BCEWithLogitsLoss()
     for epoch in range(3):
         history, mean = train_epoch(train_loader, model, optimizer, criterion)
-        print(epoch, float(mean))
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for i, (images, masks) in enumerate(val_loader):
+                correct += ((model(images) > 0) == (masks > 0.5)).sum().item()
+                if i + 1 == 2:  # a few batches of a shuffled set: another subset every epoch
+                    break
+        print(epoch, float(mean), correct)
     torch.save(model.state_dict(), "model.pt")
 
 
