@@ -201,3 +201,33 @@ def test_tw161_silent_on_full_passes_sampled_batches_training_loaders_and_a_dry_
     # What it cannot see: the early stop made inside a function the loader is handed to.
     helper = built + "def run(loader):\n" + "".join("    " + line + "\n" for line in counted.replace("val_loader", "loader").splitlines())
     assert found(helper + "run(val_loader)\n", "TW161") == []
+
+
+# --- TW162: a model never moved to the device its batches go to -----------------------------------
+
+# mliu2023/SmartHeartPipeline train_autoencoder.py (tests/lint/worked9, judged bug at lines 21-26, 65):
+# Autoencoder() comes from models/ResNetAutoencoder.py, which lint does not read: info, naming it.
+DEVICE = """\
+import torch
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = (model(x.to(device)) - y.to(device)).pow(2).mean()
+"""
+
+
+def test_tw162_a_model_left_on_the_cpu_while_its_batches_move():
+    assert found(DEVICE, "TW162") == [("TW162", 3, "warning")]
+    script = HERE / "worked9" / "mliu2023_SmartHeartPipeline__train_autoencoder.py"
+    assert _on_script(script, "TW162") == [("TW162", 65, "info")]
+
+
+def test_tw162_silent_when_the_model_moves_or_the_device_is_never_a_gpu():
+    assert found(DEVICE.replace("nn.Linear(4, 2)", "nn.Linear(4, 2).to(device)"), "TW162") == []
+    assert found(DEVICE + "model.cuda()\n", "TW162") == []
+    assert found(DEVICE + "to_device(device, model)\n", "TW162") == []  # pytorch-RL's helper
+    assert found(DEVICE.replace('"cuda" if torch.cuda.is_available() else "cpu"', '"cpu"'), "TW162") == []
+    assert found(DEVICE.replace("torch.nn.Linear(4, 2)", "Net(device=device)"), "TW162") == []
+    # What it cannot see: a model moved through another name, reported wrongly.
+    assert found(DEVICE + "net = model\nnet.cuda()\n", "TW162") == [("TW162", 3, "warning")]

@@ -20,6 +20,7 @@ def all_rules() -> dict[str, Rule]:
         config_keys,
         data,
         device,
+        device_model,
         eval_forward,
         eval_loader,
         eval_shuffle,
