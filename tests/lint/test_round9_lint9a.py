@@ -173,6 +173,16 @@ def test_tw129_silent_on_sums_of_other_values_and_on_arrays():
     assert found(RUNNING_DATA.replace("s_total_loss0 = 0\n    for", "s_total_loss0 = np.zeros(2)\n    for"), "TW129") == []
     # .item() numbers: the [0] of a float raises TypeError, but nothing here says it is a tensor sum.
     assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= s_loss0.item()"), "TW129") == []
+    assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= len(data) * s_loss0.item()"), "TW129") == []
+
+
+def test_tw129_a_weighted_sum_of_loss_data_is_a_tensor_too():
+    # salesforce/awd-lstm-lm finetune.py evaluate() (tests/lint/worked21, judged in its findings.json):
+    # total_loss += len(data) * criterion(output_flat, targets).data, then total_loss[0].
+    weighted = RUNNING_DATA.replace("+= s_loss0.data", "+= len(data) * s_loss0.data")
+    assert found(weighted, "TW129") == [("TW129", 9, "error")]
+    script = HERE / "worked21" / "awd_lstm_lm__finetune.py"
+    assert [line for _, line, _ in _on_script(script, "TW129") if line in (120, 165)] == [120, 165]
 
 
 # --- TW161: a shuffled evaluation loader --------------------------------------------------------

@@ -144,9 +144,14 @@ def _indexed_loss_sum(ctx: FileContext, node: ast.AST) -> bool:
 
 def _tensor_value(node: ast.expr) -> bool:
     """A value that stays a tensor: ``loss.data``, ``loss``, ``a + b``; not ``loss.item()``."""
-    if isinstance(node, ast.BinOp):
-        return _tensor_value(node.left) and _tensor_value(node.right)
+    if isinstance(node, ast.BinOp):  # `len(data) * loss.data` is a tensor; `n * loss.item()` is not
+        sides = (node.left, node.right)
+        return any(_tensor_value(x) for x in sides) and not any(_detached(x) for x in sides)
     return isinstance(node, ast.Name | ast.Attribute) or (isinstance(node, ast.Call) and method(node) == "detach")
+
+
+def _detached(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and (method(node) in {"item", "tolist", "numpy"} or dotted(node.func) == "float")
 
 
 def _without_data(node: ast.expr) -> ast.expr:
