@@ -53,6 +53,8 @@ def seen_in(folder: Path) -> list[Seen]:
 # (each such hit is checked by hand in the verdicts).
 NAMES = {
     "eval-grad": {"TW104", "TW132"},
+    # Round 9's collector judged a missing no_grad and a missing eval() as one bug: either rule names it.
+    "eval-without-no-grad-or-eval-mode": {"TW103", "TW104", "TW132"},
     # A resume that brings the weights back and loses the rest of the run: the optimizer, scaler or
     # schedule (TW131), the best score so far (TW150), the epoch it had finished (TW151), the LR
     # milestones it had passed (TW152).
@@ -68,7 +70,13 @@ ALIASES = {
     "eval-without-no-grad": "eval-grad",
     "resume-misses-optimizer": "resume-partial",
     "resume-misses-scheduler": "resume-partial",
+    # Round 9's collector (tests/lint/worked9, heldout9).
+    "data-index-0-dim": "data0",
 }
+
+
+# Kinds whose bug names an evaluation: TW103/TW104 report its loop, which lands on the bug.
+_EVALUATIONS = frozenset({"eval-grad", "eval-without-no-grad-or-eval-mode"})
 
 
 def load_verdicts(folder: Path) -> dict[str, dict[str, Any]]:
@@ -105,7 +113,7 @@ def measure(folder: Path) -> dict[str, Any]:
     for name, verdict in verdicts.items():
         here = [f for f in findings if f.name == name]
         spans = _compound_spans(folder / name)
-        for bug in (b for b in verdict["bugs"] if b["kind"] == "eval-grad"):
+        for bug in (b for b in verdict["bugs"] if b["kind"] in _EVALUATIONS):
             loops = [start for start, end in spans if any(start <= line <= end for line in bug["lines"])]
             bug["lines"] = sorted({*bug["lines"], *loops})
         naming: set[tuple[int, str]] = set()

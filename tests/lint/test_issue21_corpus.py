@@ -60,7 +60,9 @@ def test_worked_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(WORKED)
     assert result["unjudged"] == [], "judge new findings in the script's verdict file"
     assert (result["bugs"], len(result["found"])) == (28, 27)
-    assert (result["warnings+errors"], len(result["right"])) == (45, 45)
+    # Round 9 (lint9a): TW129 on awd-lstm-lm finetune.py's two total_loss[0], sums of 0-dim loss.data
+    # (evaluate() and train()), judged right in worked21/findings.json: 47 of 47.
+    assert (result["warnings+errors"], len(result["right"])) == (47, 47)
 
 
 def test_round3_halves_share_no_repository_with_each_other_or_any_earlier_corpus():

@@ -63,7 +63,12 @@ def test_round8_held_out_half_as_measured_once():
 def test_round8_held_out_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(HELD_OUT_8)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (42, 23)
+    # Round 9 (lint9a): TW132 now sees MadryLab robustness's eval_model() run the shared
+    # _model_loop(args, 'val', ...) with autograd on, which train_model() runs under no_grad; TW129
+    # AttnGAN's running sums of loss.data indexed [0] (pretrain_DAMSM.py); TW161 Attention-Gated-
+    # Networks' shuffled validation/test loaders cut at max_it batches: 26.
+    assert (result["bugs"], len(result["found"])) == (42, 26)
     # Measured once: 41, of them 40 right. After the measurement RAFT's wrong TW131 went
-    # (test_round8_after.py); the figure in README and docs stays as measured.
-    assert (result["warnings+errors"], len(result["right"])) == (40, 40)
+    # (test_round8_after.py), and round 9 added the right TW132, six right TW129 and two right
+    # TW161 above; the figure in README and docs stays as measured.
+    assert (result["warnings+errors"], len(result["right"])) == (49, 49)

@@ -14,6 +14,7 @@ from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
 from torchwise.lint.rules.eval_evidence import eval_mode_hit, evaluates_in_eval_mode, scores_in_eval_mode
 from torchwise.lint.rules.eval_helpers import helper_forwards
+from torchwise.lint.rules.eval_repeats import evaluation_mode_given, same_constants, under_named_no_grad
 from torchwise.lint.rules.evaluation import evaluation_loops
 from torchwise.lint.rules.forward_flow import (
     EVAL_DATA_WORDS,
@@ -60,7 +61,10 @@ def evaluation_forward_with_grad(ctx: FileContext) -> Iterator[Hit]:
     nothing since torch 0.4), but it says the author wanted autograd off: a forward on such a
     Variable (or on a name last given one) is reported whatever the names around it.
     An evaluation call (``trainer.val(...)``) that the file makes under no_grad in one place
-    and with autograd on in another is reported where autograd is on.
+    and with autograd on in another is reported where autograd is on; so is a shared train/evaluate
+    function handed an evaluation mode string it compares (robustness's ``_model_loop(args, 'val',
+    ...)``) where another call with the same constants runs under a no_grad, also one held in a
+    name (``ctx = ch.enable_grad() if disable_no_grad else ch.no_grad()``; ``with ctx:``).
     Where only the function's name says evaluation, its callers in this file decide: one whose
     result reaches ``backward()`` makes it training (PPO's ``ActorCritic.evaluate()`` scores the
     stored actions for the loss). A backward run by a function of this file that the result is
@@ -155,14 +159,24 @@ def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
     """``trainer.val(0, val_loader)`` with autograd on, where this file makes the same evaluation
     call under ``torch.no_grad()`` elsewhere (CenterNet's main.py: the epoch loop wraps it, the
     ``--test`` path does not): the file itself says the call needs no_grad."""
-    guarded: dict[str, ast.Call] = {}
+    # A call guarded only through a name (``with ctx:``), or an evaluation only by its mode string,
+    # counts for the calls that repeat its constants (not an adversarial ``adv=True`` evaluation).
+    guarded: dict[str, list[tuple[ast.Call, bool]]] = {}
     for call in ctx.calls:
         name = dotted(call.func)
-        if name and _evaluation_site(ctx, call) and ctx.under_no_grad(call):
-            guarded.setdefault(name, call)
+        if name and _evaluation_site(ctx, call) and (ctx.under_no_grad(call) or under_named_no_grad(ctx, call)):
+            guarded.setdefault(name, []).append((call, ctx.under_no_grad(call)))
     for call in ctx.calls:
-        other = guarded.get(dotted(call.func) or "")
-        if other is None or other is call or ctx.under_no_grad(call) or not _evaluation_site(ctx, call):
+        if ctx.under_no_grad(call) or under_named_no_grad(ctx, call) or not _evaluation_site(ctx, call):
+            continue
+        by_name = _evaluation_call(ctx, call)
+        plain = _evaluation_site(ctx, call, by_mode=False)
+        others = [
+            o for o, syntactic in guarded.get(dotted(call.func) or "", [])
+            if by_name or (plain and syntactic) or same_constants(o, call)
+        ]
+        other = others[0] if others else None
+        if other is None:
             continue
         if feeds_backward(ctx, call, ctx.scope_of(call)) or grad_off_before(ctx, ctx.scope_of(call), call):
             continue
@@ -173,11 +187,11 @@ def _unguarded_repeats(ctx: FileContext) -> Iterator[Hit]:
         yield Hit(call, f"{what}(...) runs with autograd on; line {other.lineno} runs it under torch.no_grad()")
 
 
-def _evaluation_site(ctx: FileContext, call: ast.Call) -> bool:
+def _evaluation_site(ctx: FileContext, call: ast.Call, by_mode: bool = True) -> bool:
     """An evaluation call by its name, or one made right after ``model.eval()`` in its scope that
     runs a model (fast-autoaugment's ``--only-eval`` pass: ``model.eval()`` then
     ``run_epoch(model, trainloader, criterion, None, ...)``, the function its training calls too)."""
-    if _evaluation_call(ctx, call):
+    if _evaluation_call(ctx, call) or (by_mode and evaluation_mode_given(ctx, call)):
         return True
     if last_mode_before(ctx, ctx.scope_of(call), call) != "eval":
         return False

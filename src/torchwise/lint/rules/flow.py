@@ -97,7 +97,9 @@ def zero_dim_data_index(ctx: FileContext) -> Iterator[Hit]:
     It knows a loss by its name (loss, criterion, cost), by the call that built it (a loss
     function, ``.mean()``, ``.sum()``) or by a functional loss written inline
     (``F.cross_entropy(out, y).data[0]``, unless ``reduction="none"``); a branch under an ``if``
-    on the torch version is left alone (the old path of code that supports both). Files that
+    on the torch version is left alone (the old path of code that supports both). A running sum
+    that starts at a number and only ever has losses added (``total += loss.data``) is 0-dim too,
+    and ``total[0]`` is reported (AttnGAN's pretrain_DAMSM.py). Files that
     also call ``.cuda(async=True)`` are read too (TW135).
     Cannot see: a 0-dim value with another name built elsewhere (``t.data[0]`` for an element
     of a 1-D tensor is not reported, nor ``score.data[0]`` of ``score = correct.sum(0).mul(k)``,
@@ -110,6 +112,51 @@ def zero_dim_data_index(ctx: FileContext) -> Iterator[Hit]:
             continue
         if _is_loss(ctx, node.value.value) and not _version_guarded(ctx, node):
             yield Hit(node, f"{ast.unparse(node)}: a loss is 0-dim, so index 0 raises IndexError")
+    for node in ctx.nodes:
+        if _indexed_loss_sum(ctx, node) and not _version_guarded(ctx, node):
+            what = f"{ast.unparse(node)}: {ast.unparse(node.value)} sums 0-dim losses"  # type: ignore[attr-defined]
+            yield Hit(node, f"{what} (a 0-dim tensor itself), so index 0 raises IndexError")
+
+
+def _indexed_loss_sum(ctx: FileContext, node: ast.AST) -> bool:
+    """``total[0]`` where ``total`` starts at a number and only ever has losses added to it
+    (``total += loss.data``: AttnGAN's pretrain_DAMSM.py): torch 0.3's 1-element sum is 0-dim now."""
+    if not (isinstance(node, ast.Subscript) and is_constant(node.slice, 0)):
+        return False
+    name = dotted(node.value)
+    if name is None or isinstance(node.value, ast.Attribute) and node.value.attr == "data":
+        return False  # `x.data[0]` is the rule above's
+    added, started = [], False
+    for other in ctx.walk(ctx.scope_of(node)):
+        if isinstance(other, ast.AugAssign) and dotted(other.target) == name:
+            added.append(other)
+        elif isinstance(other, ast.Assign | ast.AnnAssign) and any(
+            dotted(t) == name for t in (other.targets if isinstance(other, ast.Assign) else [other.target])
+        ):
+            value = other.value
+            if not (isinstance(value, ast.Constant) and type(value.value) in (int, float)):
+                return False
+            started = True
+    return started and bool(added) and all(
+        isinstance(a.op, ast.Add) and _tensor_value(a.value) and _is_loss(ctx, _without_data(a.value)) for a in added
+    )
+
+
+def _tensor_value(node: ast.expr) -> bool:
+    """A value that stays a tensor: ``loss.data``, ``loss``, ``a + b``; not ``loss.item()``."""
+    if isinstance(node, ast.BinOp):  # `len(data) * loss.data` is a tensor; `n * loss.item()` is not
+        sides = (node.left, node.right)
+        return any(_tensor_value(x) for x in sides) and not any(_detached(x) for x in sides)
+    return isinstance(node, ast.Name | ast.Attribute) or (isinstance(node, ast.Call) and method(node) == "detach")
+
+
+def _detached(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and (method(node) in {"item", "tolist", "numpy"} or dotted(node.func) == "float")
+
+
+def _without_data(node: ast.expr) -> ast.expr:
+    """``loss`` of ``loss.data`` / ``(a + b).data``."""
+    return node.value if isinstance(node, ast.Attribute) and node.attr == "data" else node
 
 
 def _catches_stop_iteration(ctx: FileContext, node: ast.AST) -> bool:
