@@ -63,7 +63,10 @@ def test_round8_held_out_half_as_measured_once():
 def test_round8_held_out_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(HELD_OUT_8)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
-    assert (result["bugs"], len(result["found"])) == (42, 23)
+    # Measured once: 23 found. Round 9 (lint9b) made TW152 see AttnGAN's decayed LR restarting after a
+    # resume (pretrain_DAMSM.py line 271): 24 as a floor; the figure in README and docs stays as measured.
+    assert (result["bugs"], len(result["found"])) == (42, 24)
     # Measured once: 41, of them 40 right. After the measurement RAFT's wrong TW131 went
-    # (test_round8_after.py); the figure in README and docs stays as measured.
-    assert (result["warnings+errors"], len(result["right"])) == (40, 40)
+    # (test_round8_after.py), and round 9 added AttnGAN's right TW152; the figure in README and docs
+    # stays as measured.
+    assert (result["warnings+errors"], len(result["right"])) == (41, 41)

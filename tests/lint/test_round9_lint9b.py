@@ -1,0 +1,90 @@
+"""Issue 21, round 9 (lint9b): checkpoint kinds that recur across rounds, seen by mechanism rather
+than by one sample's words. Each shape is reduced from a real script (source named) and has a
+near miss that stays silent (what the rule cannot see)."""
+
+from __future__ import annotations
+
+from .test_round5_shapes import found
+
+# --- TW131: an epoch loop that continues from the resumed count, spelled as a sum -----------------
+
+# hustvl/YOLOP tools/train.py (tests/lint/worked8, judged bug at lines 145-147, 321, 328):
+# https://github.com/hustvl/YOLOP/blob/8d8f68df318c71f01d6f813c024df646c7d1978f/tools/train.py
+# The loop starts at `begin_epoch + 1`, the epoch after the saved one; the LambdaLR built before the
+# resume counts from 0 again.
+YOLOP_SCHEDULE = """\
+import torch
+def main(cfg, model, train, lf):
+    optimizer = torch.optim.Adam(model.parameters(), lr=cfg.LR)
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda=lf)
+    begin_epoch = cfg.TRAIN.BEGIN_EPOCH
+    if cfg.AUTO_RESUME:
+        checkpoint = torch.load(cfg.CHECKPOINT)
+        begin_epoch = checkpoint['epoch']
+        model.load_state_dict(checkpoint['state_dict'])
+        optimizer.load_state_dict(checkpoint['optimizer'])
+    for epoch in range(begin_epoch + 1, cfg.TRAIN.END_EPOCH + 1):
+        train(model, optimizer)
+        lr_scheduler.step()
+"""
+
+
+def test_a_loop_from_the_resumed_epoch_plus_one_loses_a_fresh_scheduler():
+    assert found(YOLOP_SCHEDULE, "TW131") == [("TW131", 4, "warning")]
+
+
+def test_a_start_that_is_not_a_plain_offset_of_the_count_is_not_read():
+    # `begin_epoch * 2` (or any start lint cannot read as "the resumed epoch, then on") is left alone,
+    # and so is a scheduler told where to start.
+    assert found(YOLOP_SCHEDULE.replace("begin_epoch + 1,", "begin_epoch * 2,"), "TW131") == []
+    told = YOLOP_SCHEDULE.replace("lr_lambda=lf)", "lr_lambda=lf, last_epoch=begin_epoch)")
+    assert found(told, "TW131") == []
+
+
+# --- TW152: a learning rate decayed by the loop itself restarts on a resume ------------------------
+
+# taoxugit/AttnGAN code/pretrain_DAMSM.py (tests/lint/heldout8, a floor; judged bug at lines 175-188,
+# 271, 286, 287): https://github.com/taoxugit/AttnGAN/blob/0d000e652b407e976cb88fab299e8566f3de8a37/code/pretrain_DAMSM.py
+# The resume hands back the epoch parsed from the file name; the LR the loop decays by 0.98 a pass
+# starts again at the configured value.
+ATTNGAN = """\
+import torch
+from torch import optim
+def build_models(cfg):
+    text_encoder = RNN_ENCODER(cfg.TEXT.EMBEDDING_DIM)
+    start_epoch = 0
+    if cfg.TRAIN.NET_E != '':
+        text_encoder.load_state_dict(torch.load(cfg.TRAIN.NET_E))
+        start_epoch = int(cfg.TRAIN.NET_E[-8:-4]) + 1
+    return text_encoder, start_epoch
+def main(cfg, dataloader):
+    text_encoder, start_epoch = build_models(cfg)
+    lr = cfg.TRAIN.ENCODER_LR
+    for epoch in range(start_epoch, cfg.TRAIN.MAX_EPOCH):
+        optimizer = optim.Adam(text_encoder.parameters(), lr=lr)
+        train(dataloader, text_encoder, optimizer, epoch)
+        if lr > cfg.TRAIN.ENCODER_LR / 10.:
+            lr *= 0.98
+"""
+
+
+def test_a_decayed_learning_rate_set_afresh_before_a_resumed_loop_warns_at_its_start():
+    assert found(ATTNGAN, "TW152") == [("TW152", 12, "warning")]
+    spelled = ATTNGAN.replace("lr *= 0.98", "lr = lr * 0.98")
+    assert found(spelled, "TW152") == [("TW152", 12, "warning")]
+
+
+def test_a_decay_recomputed_or_restored_or_a_loop_from_zero_is_silent():
+    # The LR read back from the restored optimizer (faster-rcnn.pytorch's `lr = optimizer.param_groups[0]['lr']`
+    # under `if args.resume:`), computed from the epoch, or a loop that never continues a count.
+    restored = ATTNGAN.replace(
+        "    lr = cfg.TRAIN.ENCODER_LR\n",
+        "    lr = cfg.TRAIN.ENCODER_LR\n    if cfg.resume:\n        lr = cfg.resume_lr\n",
+    )
+    assert found(restored, "TW152") == []
+    computed = ATTNGAN.replace("lr = cfg.TRAIN.ENCODER_LR\n", "lr = cfg.TRAIN.ENCODER_LR * 0.98 ** start_epoch\n")
+    assert found(computed, "TW152") == []
+    assert found(ATTNGAN.replace("range(start_epoch,", "range(0,"), "TW152") == []
+    # What it cannot see: the same decay inside a helper of another file given the LR.
+    helper = ATTNGAN.replace("lr *= 0.98", "lr = decay(lr)")
+    assert found(helper, "TW152") == []
