@@ -88,3 +88,45 @@ def test_a_decay_recomputed_or_restored_or_a_loop_from_zero_is_silent():
     # What it cannot see: the same decay inside a helper of another file given the LR.
     helper = ATTNGAN.replace("lr *= 0.98", "lr = decay(lr)")
     assert found(helper, "TW152") == []
+
+
+# --- TW131: a resume known by the checkpoint format the script itself writes -----------------------
+
+# rosinality/vq-vae-2-pytorch train_pixelsnail.py (tests/lint/heldout7, a floor; judged bug at lines
+# 103-105, 135, 136, 139, 153-156):
+# https://github.com/rosinality/vq-vae-2-pytorch/blob/ef5f67c46f93624163776caec9e0d95063910eca/train_pixelsnail.py
+# `--ckpt` has no help and no resume word; what it reads back (the weights and the run's args) is the
+# dict the training loop saves every epoch, so it continues this script's run and loses Adam's state.
+PIXELSNAIL = """\
+import torch
+from torch import optim
+def train(args, epoch, loader, model, optimizer):
+    for img in loader:
+        model.zero_grad()
+        loss = model(img).mean()
+        loss.backward()
+        optimizer.step()
+def main(args, loader):
+    ckpt = {}
+    if args.ckpt is not None:
+        ckpt = torch.load(args.ckpt)
+        args = ckpt['args']
+    model = PixelSNAIL(args.channel)
+    if 'model' in ckpt:
+        model.load_state_dict(ckpt['model'])
+    optimizer = optim.Adam(model.parameters(), lr=args.lr)
+    for i in range(args.epoch):
+        train(args, i, loader, model, optimizer)
+        torch.save({'model': model.state_dict(), 'args': args}, f'checkpoint/pixelsnail_{i + 1}.pt')
+"""
+
+
+def test_a_load_of_the_scripts_own_checkpoint_format_is_a_resume():
+    assert found(PIXELSNAIL, "TW131") == [("TW131", 16, "warning")]
+
+
+def test_weights_alone_or_keys_of_another_format_are_not_a_resume():
+    # One key read (the weights alone: a warm start from any file of that shape), or a key the
+    # script never saves (another program's checkpoint), says nothing of continuing this run.
+    assert found(PIXELSNAIL.replace("        args = ckpt['args']\n", ""), "TW131") == []
+    assert found(PIXELSNAIL.replace("ckpt['args']", "ckpt['hparams']"), "TW131") == []

@@ -46,7 +46,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     None:`` is a resume (RFBNet), and so is any weights load whose branch sets, or whose ``if`` tests,
     the number a training loop then counts from (SASRec's ``--state_dict_path`` sets
     ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``),
-    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``).
+    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``)
+    or, from a path given by an option, two or more keys of the dict it saves (vq-vae-2's ``--ckpt``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
