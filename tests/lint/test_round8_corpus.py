@@ -64,9 +64,10 @@ def test_round8_held_out_half_stays_at_its_floor():
     result = bench.load("lint_recall").measure(HELD_OUT_8)
     assert [u for u in result["unjudged"] if u["level"] != "info"] == [], "judge them in the folder's findings.json"
     # Measured once: 23 found. Round 9 (lint9b) made TW152 see AttnGAN's decayed LR restarting after a
-    # resume (pretrain_DAMSM.py line 271): 24 as a floor; the figure in README and docs stays as measured.
-    assert (result["bugs"], len(result["found"])) == (42, 24)
+    # resume (pretrain_DAMSM.py line 271) and TW125 drqv2's snapshot loaded back into self.__dict__
+    # (train.py line 205): 25 as a floor; the figure in README and docs stays as measured.
+    assert (result["bugs"], len(result["found"])) == (42, 25)
     # Measured once: 41, of them 40 right. After the measurement RAFT's wrong TW131 went
-    # (test_round8_after.py), and round 9 added AttnGAN's right TW152; the figure in README and docs
-    # stays as measured.
-    assert (result["warnings+errors"], len(result["right"])) == (41, 41)
+    # (test_round8_after.py), and round 9 added those two right warnings; the figure in README and
+    # docs stays as measured.
+    assert (result["warnings+errors"], len(result["right"])) == (42, 42)

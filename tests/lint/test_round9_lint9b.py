@@ -130,3 +130,54 @@ def test_weights_alone_or_keys_of_another_format_are_not_a_resume():
     # script never saves (another program's checkpoint), says nothing of continuing this run.
     assert found(PIXELSNAIL.replace("        args = ckpt['args']\n", ""), "TW131") == []
     assert found(PIXELSNAIL.replace("ckpt['args']", "ckpt['hparams']"), "TW131") == []
+
+
+# --- TW125: a snapshot whose entries come back as an object's attributes --------------------------
+
+# facebookresearch/drqv2 train.py (tests/lint/heldout8, a floor; judged bug at lines 195-205):
+# https://github.com/facebookresearch/drqv2/blob/c0c650b76c6e5d22a7eb5f2edffd1440fe94f8ef/train.py
+# save_snapshot pickles the agent and the timer out of self.__dict__; load_snapshot writes what it
+# loads back into self.__dict__: objects, which torch.load's weights_only=True default refuses.
+DRQV2 = """\
+import torch
+class Workspace:
+    def save_snapshot(self):
+        payload = {k: self.__dict__[k] for k in ['agent', 'timer', '_global_step']}
+        with (self.work_dir / 'snapshot.pt').open('wb') as f:
+            torch.save(payload, f)
+
+    def load_snapshot(self):
+        with (self.work_dir / 'snapshot.pt').open('rb') as f:
+            payload = torch.load(f)
+        for k, v in payload.items():
+            self.__dict__[k] = v
+"""
+
+
+def test_loaded_entries_written_back_as_attributes_are_pickled_objects():
+    assert found(DRQV2, "TW125") == [("TW125", 10, "warning")]
+    assert found(DRQV2.replace("self.__dict__[k] = v", "setattr(self, k, v)"), "TW125") == [("TW125", 10, "warning")]
+    spread = DRQV2.replace(
+        "        for k, v in payload.items():\n            self.__dict__[k] = v\n",
+        "        self.__dict__.update(payload)\n",
+    )
+    assert found(spread, "TW125") == [("TW125", 10, "warning")]
+
+
+def test_entries_read_as_tensors_or_an_explicit_weights_only_false_are_silent():
+    # A state dict read entry by entry is what weights_only loads; weights_only=False is the user's
+    # choice (TW110 weighs it). What it cannot see: attributes restored one by one under their names
+    # (`self.agent = payload['agent']`), which look like any dict read.
+    tensors = DRQV2.replace("            self.__dict__[k] = v\n", "            self.agent.load_state_dict(v)\n")
+    assert found(tensors, "TW125") == []
+    assert found(DRQV2.replace("torch.load(f)", "torch.load(f, weights_only=False)"), "TW125") == []
+    assert (
+        found(
+            DRQV2.replace(
+                "        for k, v in payload.items():\n            self.__dict__[k] = v\n",
+                "        self.agent = payload['agent']\n",
+            ),
+            "TW125",
+        )
+        == []
+    )
