@@ -103,7 +103,8 @@ def test_round7_held_out_half_now():
     # TW132 real-nvp's sample() called after eval() outside no_grad (TW151 lands on its resume's lines),
     # TW149 (info) vq-vae-2's sampler from dist.data_sampler(..., distributed=...) with no set_epoch.
     # Round 9 (lint9b): TW131 reads vq-vae-2 pixelsnail's --ckpt as a resume, since the keys it reads
-    # back ('model', 'args') are those of the dict the script saves each epoch (line 136).
-    assert (result["bugs"], len(result["found"])) == (33, 21)
-    assert (result["warnings+errors"], len(result["right"])) == (23, 23)
+    # back ('model', 'args') are those of the dict the script saves each epoch (line 136), and ENAS's
+    # load_model() as one, since it sets the start_epoch train() counts from (line 613).
+    assert (result["bugs"], len(result["found"])) == (33, 22)
+    assert (result["warnings+errors"], len(result["right"])) == (24, 24)
     assert result["wrong"] == []

@@ -181,3 +181,48 @@ def test_entries_read_as_tensors_or_an_explicit_weights_only_false_are_silent():
         )
         == []
     )
+
+
+# --- TW131: a loader method that sets the count itself, and an optimizer built by a factory ---------
+
+# carpedm20/ENAS-pytorch trainer.py (tests/lint/heldout7, a floor; judged bug at lines 171-178, 581-618):
+# https://github.com/carpedm20/ENAS-pytorch/blob/0468b8c4ddcf540c9ed6f80c27289792ff9118c9/trainer.py
+# load_model() is no resume by its name and sits under no `if` of its own: it sets self.start_epoch,
+# which train() counts from, and loads the weights. The optimizer comes from a class that
+# _get_optimizer() looks up by name: its result, bound to `self.shared_optim`, is what trains `self.shared`.
+ENAS = """\
+import torch
+class Trainer:
+    def __init__(self, args):
+        self.args = args
+        self.start_epoch = 0
+        self.shared = models.RNN(args)
+        if self.args.load_path:
+            self.load_model()
+        shared_optimizer = _get_optimizer(self.args.shared_optim)
+        self.shared_optim = shared_optimizer(self.shared.parameters(), lr=self.args.lr)
+
+    def train(self):
+        for self.epoch in range(self.start_epoch, self.args.max_epoch):
+            for batch in self.loader:
+                loss = self.shared(batch).mean()
+                self.shared_optim.zero_grad()
+                loss.backward()
+                self.shared_optim.step()
+
+    def load_model(self):
+        epochs = self.get_saved_models_info()
+        self.start_epoch = max(epochs)
+        self.shared.load_state_dict(torch.load(self.shared_path))
+"""
+
+
+def test_a_loader_method_that_sets_the_count_the_training_continues_from_is_a_resume():
+    assert found(ENAS, "TW131") == [("TW131", 23, "warning")]
+
+
+def test_a_loader_that_sets_no_count_or_a_factory_under_another_name_is_silent():
+    # Training that starts at 0 whatever was loaded: a warm start. A factory whose result has no
+    # optimizer's name, training an object named like nothing: lint does not know it for a model.
+    assert found(ENAS.replace("range(self.start_epoch,", "range(0,"), "TW131") == []
+    assert found(ENAS.replace("self.shared_optim", "self.updater"), "TW131") == []

@@ -45,7 +45,8 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     after ``if args.resume: ckpt = load_checkpoint(...)``). The ``else:`` of ``if args.resume_net is
     None:`` is a resume (RFBNet), and so is any weights load whose branch sets, or whose ``if`` tests,
     the number a training loop then counts from (SASRec's ``--state_dict_path`` sets
-    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``),
+    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``;
+    ENAS's ``load_model()`` sets ``self.start_epoch`` itself),
     or that reads back, before training, the path this file's training saves to (DDPG's ``--load``)
     or, from a path given by an option, two or more keys of the dict it saves (vq-vae-2's ``--ckpt``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
