@@ -226,3 +226,38 @@ def test_a_loader_that_sets_no_count_or_a_factory_under_another_name_is_silent()
     # optimizer's name, training an object named like nothing: lint does not know it for a model.
     assert found(ENAS.replace("range(self.start_epoch,", "range(0,"), "TW131") == []
     assert found(ENAS.replace("self.shared_optim", "self.updater"), "TW131") == []
+
+
+# --- TW159: a resume that reads the best checkpoint back, not the last -----------------------------
+
+# eladhoffer/convNet.pytorch main.py (tests/lint/heldout7, a floor; judged bug at lines 214-217, 222):
+# https://github.com/eladhoffer/convNet.pytorch/blob/ebec93deeff5d57085ffb784482649b1a9e1db38/main.py
+# --resume of a results folder loads model_best.pth.tar and its epoch: the epochs trained after the
+# best one are thrown away and trained again (and results.csv logs them twice). Training runs in a
+# Trainer of another file; the epoch loop counting on from args.start_epoch says the run continues.
+CONVNET = """\
+import torch
+from os import path
+def main_worker(args, model, trainer, train_data):
+    if args.resume:
+        checkpoint_file = args.resume
+        if path.isdir(checkpoint_file):
+            checkpoint_file = path.join(checkpoint_file, 'model_best.pth.tar')
+        checkpoint = torch.load(checkpoint_file, map_location="cpu")
+        args.start_epoch = checkpoint['epoch']
+        model.load_state_dict(checkpoint['state_dict'])
+    for epoch in range(args.start_epoch, args.epochs):
+        trainer.train(train_data)
+"""
+
+
+def test_a_resume_of_the_best_checkpoint_warns_where_the_best_file_is_named():
+    assert found(CONVNET, "TW159") == [("TW159", 7, "warning")]
+
+
+def test_the_last_checkpoint_a_choice_or_a_warm_start_from_the_best_are_silent():
+    assert found(CONVNET.replace("'model_best.pth.tar'", "'checkpoint.pth.tar'"), "TW159") == []
+    chosen = CONVNET.replace("'model_best.pth.tar'", "'model_best.pth.tar' if args.best else 'checkpoint.pth.tar'")
+    assert found(chosen, "TW159") == []
+    # The best weights with no epoch read back: a warm start from them (LearningToCompare), not a resume.
+    assert found(CONVNET.replace("        args.start_epoch = checkpoint['epoch']\n", ""), "TW159") == []

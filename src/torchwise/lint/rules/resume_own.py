@@ -26,7 +26,7 @@ def resumes_own_checkpoint(ctx: FileContext, load: ast.Call) -> bool:
     only its best weights), no save of it runs before the load in the same run, and training
     follows the load (in its scope, or after a call here of the function it sits in)."""
 
-    for read in _torch_loads_feeding(ctx, load):
+    for read in torch_loads_feeding(ctx, load):
         path = path_text(ctx, file_argument(read))
         saves = [save for save, saved in saves_with_paths(ctx) if path is not None and saved == path]
         saves = saves or _same_format(ctx, read)
@@ -57,7 +57,7 @@ def _not_a_library(ctx: FileContext, call: ast.Call) -> bool:
     return (dotted(call.func) or "").split(".")[0] not in ctx.imports
 
 
-def _torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
+def torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
     """The ``torch.load(...)`` calls whose result ``load`` restores: written inside it, or given to
     a name it reads earlier in the same scope (``ckpt = torch.load(p)``; ``load_state_dict(ckpt['model'])``)."""
     found = [n for a in load.args for n in ast.walk(a) if _is_torch_load(ctx, n)]
