@@ -261,3 +261,40 @@ def test_the_last_checkpoint_a_choice_or_a_warm_start_from_the_best_are_silent()
     assert found(chosen, "TW159") == []
     # The best weights with no epoch read back: a warm start from them (LearningToCompare), not a resume.
     assert found(CONVNET.replace("        args.start_epoch = checkpoint['epoch']\n", ""), "TW159") == []
+
+
+# --- TW131 (info): --reload, with the optimizer made by a helper of another file --------------------
+
+# Spijkervet/SimCLR main.py (tests/lint/heldout5, a floor; judged bug at lines 107-111, 135):
+# https://github.com/Spijkervet/SimCLR/blob/2738efae85b3ca1b70b7919c5d7a7837d9d75235/main.py
+# `if args.reload:` restores the weights; the optimizer and scheduler come from load_optimizer(args,
+# model) of another file and nothing here restores them. Only that helper could: info, naming it.
+SIMCLR = """\
+import torch
+def train(args, loader, model, optimizer):
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).mean().backward()
+        optimizer.step()
+def main(args, loader):
+    model = SimCLR(args.projection_dim)
+    if args.reload:
+        model.load_state_dict(torch.load(args.model_fp, map_location="cpu"))
+    optimizer, scheduler = load_optimizer(args, model)
+    for epoch in range(args.start_epoch, args.epochs):
+        train(args, loader, model, optimizer)
+"""
+
+
+def test_a_reload_with_an_optimizer_made_by_another_files_helper_is_info_naming_it():
+    assert found(SIMCLR, "TW131") == [("TW131", 10, "info")]
+
+
+def test_an_optimizer_built_here_and_restored_or_no_resume_word_is_silent():
+    restored = SIMCLR.replace(
+        "    for epoch",
+        "    if args.reload:\n        optimizer.load_state_dict(torch.load(args.opt_fp))\n    for epoch",
+    )
+    assert found(restored, "TW131") == []
+    # What it cannot see: an option with no word of resuming (`if args.weights:`) is a warm start to it.
+    assert found(SIMCLR.replace("args.reload", "args.weights"), "TW131") == []

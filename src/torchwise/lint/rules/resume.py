@@ -37,7 +37,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     Fix: put ``optimizer.state_dict()`` (and ``scaler.state_dict()``) in the checkpoint and
     ``load_state_dict`` them where the weights are restored.
     It reports a ``model.load_state_dict`` (or ``load_weights``, or the model's own
-    ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
+    ``net.load(path)``) under a resume branch (``if args.resume:``, ``if args.reload:``, ``def resume():``, or an
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     A load in a helper whose state comes in as a parameter counts when a caller here passes a
@@ -60,6 +60,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     per epoch of a loop that continues from the resumed epoch while it was built afresh (reported
     at its constructor); an epoch scheduler told where to start (``last_epoch=``, ``step(epoch)``,
     a rule given the start epoch, a fast-forward loop) is not reported.
+    An optimizer this file takes from a function of another file and steps, never restoring it
+    (SimCLR's ``optimizer, scheduler = load_optimizer(args, model)``), is reported as info naming
+    that function.
     Where code it cannot read could supply what is missing, the finding is info and
     names that code.
     """
@@ -72,6 +75,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     if "scheduler" not in restored:
         yield from restarted_schedules(ctx)
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
+    made_elsewhere = [] if "optimizer" in restored or "optimizer" in missing else _optimizers_made_elsewhere(ctx)
+    if made_elsewhere:
+        missing.append("optimizer")  # graded to info below: the helper that made it may restore it
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
     loads = [c for c in ctx.calls if restores_weights(ctx, c) and not _partial_weights(c)]
@@ -106,7 +112,29 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
                 message += f" (the GradScaler is off with this file's defaults: enabled={off})"
                 yield Hit(call, message, level=Level.INFO)
             else:
-                yield Hit(call, message, unseen=_restored_where_unread(ctx, lost))
+                unseen = _restored_where_unread(ctx, lost) + tuple(
+                    Unseen(f"{who}(...) of another file, which makes the optimizer,", "restores its state")
+                    for who in made_elsewhere
+                )
+                yield Hit(call, message, unseen=unseen)
+
+
+def _optimizers_made_elsewhere(ctx: FileContext) -> list[str]:
+    """Functions of another file whose result this file takes as its optimizer (SimCLR's
+    ``optimizer, scheduler = load_optimizer(args, model)``) and steps, with no ``load_state_dict``
+    of it here: only that function could restore its state."""
+    found = []
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1):
+            continue
+        call, target = node.value, node.targets[0]
+        parts = target.elts if isinstance(target, ast.Tuple) else [target]
+        if ctx.callee(call) is not None or (ctx.qualname(call.func) or "").startswith("torch."):
+            continue
+        names = {dotted(p) for p in parts if ctx.kind(p) == "optimizer"} - {None}
+        if names and any(ctx.is_optimizer_step(c) and dotted(receiver(c)) in names for c in ctx.calls):
+            found.append(dotted(call.func) or "a function")
+    return found
 
 
 def _partial_weights(call: ast.Call) -> bool:

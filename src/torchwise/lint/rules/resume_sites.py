@@ -13,7 +13,7 @@ from torchwise.lint.context import FileContext, position
 from torchwise.lint.rules.data import argparse_option
 from torchwise.lint.trained import trained_names
 
-_RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
+_RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint|reload", re.I)
 # `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
 _LOADS = frozenset({"load_state_dict", "load_weights", "load"})
 
