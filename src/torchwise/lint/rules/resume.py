@@ -14,6 +14,7 @@ from torchwise.lint.evidence import holds, unread, values_of
 from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
+from torchwise.lint.rules.resume_amp import scale_left_by_checkpointer
 from torchwise.lint.rules.resume_count import continues_count
 from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
@@ -62,7 +63,9 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     a rule given the start epoch, a fast-forward loop) is not reported.
     An optimizer this file takes from a function of another file and steps, never restoring it
     (SimCLR's ``optimizer, scheduler = load_optimizer(args, model)``), is reported as info naming
-    that function.
+    that function; so is apex amp's loss scale where a checkpointer object of another file, built
+    here with the model and the optimizer, does the resume (maskrcnn-benchmark's
+    ``DetectronCheckpointer(...).load(...)``).
     Where code it cannot read could supply what is missing, the finding is info and
     names that code.
     """
@@ -74,6 +77,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         return  # accelerator.load_state / a library's whole-state restore
     if "scheduler" not in restored:
         yield from restarted_schedules(ctx)
+    yield from scale_left_by_checkpointer(ctx, _apex_scale_lost)
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
     made_elsewhere = [] if "optimizer" in restored or "optimizer" in missing else _optimizers_made_elsewhere(ctx)
     if made_elsewhere:
