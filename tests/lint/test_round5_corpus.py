@@ -71,5 +71,8 @@ def test_round5_held_out_half_stays_at_its_floor():
     # Round 8 (lint8b): TW154 finds SimCLR's scheduler stepped on node 0 only and deepspeech.pytorch's
     # anneal on the main process only; TW150 on deepspeech's best_wer and melgan's best_mel_reconst
     # after their resumes, judged right in findings.json.
-    assert (result["bugs"], len(result["found"])) == (52, 31)
+    # Round 9 (lint9b): TW131 (info) finds SimCLR main.py's --reload, which restores the weights while
+    # the optimizer comes from load_optimizer() of another file and is never restored here (line 111),
+    # and maskrcnn-benchmark's DetectronCheckpointer(...).load, built without apex amp's scale (line 68).
+    assert (result["bugs"], len(result["found"])) == (52, 33)
     assert (result["warnings+errors"], len(result["right"])) == (46, 46)

@@ -36,6 +36,7 @@ def all_rules() -> dict[str, Rule]:
         rank_state,
         removed,
         resume,
+        resume_best,
         resume_bookkeeping,
         resume_epoch,
         resume_milestones,

@@ -11,6 +11,7 @@ from torchwise.lint.context import FileContext, position
 from torchwise.lint.context import receiver as receiver_of
 from torchwise.lint.findings import Edit, Hit, Level
 from torchwise.lint.registry import rule
+from torchwise.lint.rules.snapshots import spread_into_object
 
 
 def _calls_to(ctx: FileContext, qualname: str) -> Iterator[ast.Call]:
@@ -327,6 +328,8 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
     ``torch.load(f, weights_only=False)``.
     A module-level load is followed into the functions that read it as a global, and a loaded
     name into a function of this file it is handed to (``generate(decoder)``).
+    Entries written back as an object's attributes (drqv2's ``self.__dict__[k] = v`` over the
+    loaded snapshot) are pickled objects too.
     Cannot see: pickled objects other than modules (numpy arrays, argparse Namespaces,
     custom classes) unless the result is used as a module, or files saved by other scripts.
     An entry this file itself saves to that path only as a state dict or None is no module.
@@ -340,6 +343,13 @@ def load_of_pickled_object(ctx: FileContext) -> Iterator[Hit]:
             continue  # the module's classes are allowed: weights_only can rebuild it
         saved = _whole_module_saved_to(ctx, load)
         used = _used_as_module(ctx, load)
+        spread = spread_into_object(ctx, load)
+        if spread is not None and saved is None and used is None:
+            yield Hit(
+                load,
+                f"the loaded entries become an object's attributes ({spread}): pickled objects, "
+                "which weights_only=True (the default since torch 2.6) refuses",
+            )
         if saved is not None:
             yield Hit(
                 load,

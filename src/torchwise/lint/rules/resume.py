@@ -14,6 +14,7 @@ from torchwise.lint.evidence import holds, unread, values_of
 from torchwise.lint.findings import Hit, Level, Unseen
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.callers import call_sites
+from torchwise.lint.rules.resume_amp import scale_left_by_checkpointer
 from torchwise.lint.rules.resume_count import continues_count
 from torchwise.lint.rules.resume_own import resumes_own_checkpoint
 from torchwise.lint.rules.resume_schedule import restarted_schedules
@@ -37,7 +38,7 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     Fix: put ``optimizer.state_dict()`` (and ``scaler.state_dict()``) in the checkpoint and
     ``load_state_dict`` them where the weights are restored.
     It reports a ``model.load_state_dict`` (or ``load_weights``, or the model's own
-    ``net.load(path)``) under a resume branch (``if args.resume:``, ``def resume():``, or an
+    ``net.load(path)``) under a resume branch (``if args.resume:``, ``if args.reload:``, ``def resume():``, or an
     ``if`` on an option whose argparse help speaks of it: ``--netG``, "path to netG (to
     continue training)") in a file that builds an optimizer or a GradScaler it never restores.
     A load in a helper whose state comes in as a parameter counts when a caller here passes a
@@ -45,8 +46,10 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     after ``if args.resume: ckpt = load_checkpoint(...)``). The ``else:`` of ``if args.resume_net is
     None:`` is a resume (RFBNet), and so is any weights load whose branch sets, or whose ``if`` tests,
     the number a training loop then counts from (SASRec's ``--state_dict_path`` sets
-    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``),
-    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``).
+    ``epoch_start_idx``; DCRNN loads when ``self._epoch_num > 0``, then ``range(self._epoch_num, n)``;
+    ENAS's ``load_model()`` sets ``self.start_epoch`` itself),
+    or that reads back, before training, the path this file's training saves to (DDPG's ``--load``)
+    or, from a path given by an option, two or more keys of the dict it saves (vq-vae-2's ``--ckpt``).
     Cannot see: state restored in another file or by a library (``accelerator.load_state``, a
     helper of another file that the resume branch hands the optimizer to: it stays quiet);
     a model loaded under another word (``if args.model:``, ``--pretrained``), or in the ``else``
@@ -58,6 +61,11 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
     per epoch of a loop that continues from the resumed epoch while it was built afresh (reported
     at its constructor); an epoch scheduler told where to start (``last_epoch=``, ``step(epoch)``,
     a rule given the start epoch, a fast-forward loop) is not reported.
+    An optimizer this file takes from a function of another file and steps, never restoring it
+    (SimCLR's ``optimizer, scheduler = load_optimizer(args, model)``), is reported as info naming
+    that function; so is apex amp's loss scale where a checkpointer object of another file, built
+    here with the model and the optimizer, does the resume (maskrcnn-benchmark's
+    ``DetectronCheckpointer(...).load(...)``).
     Where code it cannot read could supply what is missing, the finding is info and
     names that code.
     """
@@ -69,7 +77,11 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
         return  # accelerator.load_state / a library's whole-state restore
     if "scheduler" not in restored:
         yield from restarted_schedules(ctx)
+    yield from scale_left_by_checkpointer(ctx, _apex_scale_lost)
     missing = [k for k in ("optimizer", "scaler") if k not in restored and _built(ctx, k)]
+    made_elsewhere = [] if "optimizer" in restored or "optimizer" in missing else _optimizers_made_elsewhere(ctx)
+    if made_elsewhere:
+        missing.append("optimizer")  # graded to info below: the helper that made it may restore it
     if "scaler" not in missing and _apex_scale_lost(ctx):
         missing.append("scaler")
     loads = [c for c in ctx.calls if restores_weights(ctx, c) and not _partial_weights(c)]
@@ -104,7 +116,29 @@ def partial_resume(ctx: FileContext) -> Iterator[Hit]:
                 message += f" (the GradScaler is off with this file's defaults: enabled={off})"
                 yield Hit(call, message, level=Level.INFO)
             else:
-                yield Hit(call, message, unseen=_restored_where_unread(ctx, lost))
+                unseen = _restored_where_unread(ctx, lost) + tuple(
+                    Unseen(f"{who}(...) of another file, which makes the optimizer,", "restores its state")
+                    for who in made_elsewhere
+                )
+                yield Hit(call, message, unseen=unseen)
+
+
+def _optimizers_made_elsewhere(ctx: FileContext) -> list[str]:
+    """Functions of another file whose result this file takes as its optimizer (SimCLR's
+    ``optimizer, scheduler = load_optimizer(args, model)``) and steps, with no ``load_state_dict``
+    of it here: only that function could restore its state."""
+    found = []
+    for node in ctx.nodes:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1):
+            continue
+        call, target = node.value, node.targets[0]
+        parts = target.elts if isinstance(target, ast.Tuple) else [target]
+        if ctx.callee(call) is not None or (ctx.qualname(call.func) or "").startswith("torch."):
+            continue
+        names = {dotted(p) for p in parts if ctx.kind(p) == "optimizer"} - {None}
+        if names and any(ctx.is_optimizer_step(c) and dotted(receiver(c)) in names for c in ctx.calls):
+            found.append(dotted(call.func) or "a function")
+    return found
 
 
 def _partial_weights(call: ast.Call) -> bool:

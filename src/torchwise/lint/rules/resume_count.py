@@ -28,6 +28,7 @@ def continues_count(ctx: FileContext, load: ast.Call) -> bool:
 def resumed_counters(ctx: FileContext) -> set[str]:
     """Names a resume sets from what it loaded (``start_epoch = checkpoint['epoch']`` under ``if
     args.resume:``), and names tied to a weights load that a training loop counts from."""
+
     def collect() -> set[str]:
         names = {
             n
@@ -58,10 +59,13 @@ def _counts_from(ctx: FileContext, loop: ast.For, load: ast.Call, names: set[str
 
 
 def _tied_names(ctx: FileContext, load: ast.Call) -> set[str]:
-    """Names given a value (not a constant) in the ``if`` arm that holds ``load``, and names tested
-    by the ``if`` that guards it or guards a call of the function of this file it sits in."""
+    """Names given a value (not a constant) in the ``if`` arm that holds ``load`` (or, outside any
+    ``if``, in the function it sits in), and names tested by the ``if`` that guards it or guards a
+    call of the function of this file it sits in."""
     names: set[str] = set()
     arm = _arm_of(ctx, load)
+    if arm is None and (function := ctx.function(load)) is not None:
+        arm = function.body  # a loader function that sets the count itself (ENAS's load_model())
     for statement in arm or []:
         for node in ast.walk(statement):
             if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Constant):

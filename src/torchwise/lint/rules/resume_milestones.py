@@ -1,4 +1,4 @@
-"""TW152: a milestone index that starts at 0 while the loop it follows continues from a resumed count.
+"""TW152: a milestone index or a decayed LR that starts afresh while its loop continues from a resumed count.
 
 >>> from torchwise.lint.engine import lint_source
 >>> src = (
@@ -24,11 +24,12 @@ from torchwise.lint.context import FileContext, position
 from torchwise.lint.findings import Hit, Level
 from torchwise.lint.registry import rule
 from torchwise.lint.rules.resume_count import resumed_counters
+from torchwise.lint.rules.resume_sites import in_resume
 
 
-@rule("TW152", Level.WARNING, hint="set the index from the resumed count (the milestones already passed)")
+@rule("TW152", Level.WARNING, hint="start the index or the LR from the resumed count (what it had passed), not afresh")
 def milestone_index_restarts(ctx: FileContext) -> Iterator[Hit]:
-    """A milestone index set to a constant while its loop continues from a resumed count.
+    """A milestone index or a decayed LR set afresh while its loop continues from a resumed count.
 
     Why: an index into the LR milestones that moves only when the loop's counter reaches the next one
     (``if iteration in stepvalues: step_index += 1``, ``if epoch == lr_step[i]: i += 1``) starts at 0
@@ -40,9 +41,12 @@ def milestone_index_restarts(ctx: FileContext) -> Iterator[Hit]:
     It reports the constant given to a name that the body of a ``for c in range(start, ...)`` loop
     adds to under an ``if`` comparing ``c`` with milestones (``c in M``, ``c == M[i]``), where
     ``start`` is set by a resume (a resume branch, or a call that hands back the model and its
-    optimizer with it) and nothing gives the index another value.
+    optimizer with it) and nothing gives the index another value; and, in the same loops, the
+    setting or constant given before the loop to a value the body scales by itself (AttnGAN's
+    ``lr = cfg.TRAIN.ENCODER_LR``, then ``lr *= 0.98`` each epoch) that nothing sets under a resume
+    or from a count.
     Cannot see: a schedule kept in another file (a helper given the epoch recomputes it), or an
-    index restored through a dict of state.
+    index restored through a dict of state; a decay made by a helper (``lr = decay(lr)``).
     """
     resumed = resumed_counters(ctx) | _returned_with_the_model(ctx)
     for loop in (n for n in ctx.nodes if isinstance(n, ast.For)):
@@ -61,6 +65,44 @@ def milestone_index_restarts(ctx: FileContext) -> Iterator[Hit]:
                 what = f"{index} starts at {ast.unparse(inits[-1])} while the loop counts on from {start}"
                 lost = "after a resume: the milestones already passed are not counted"
                 yield Hit(statement or inits[-1], f"{what} {lost}")
+        for name, decay in _decayed(ctx, loop):
+            init = _fresh_start(ctx, loop, name, resumed)
+            if init is not None:
+                what = f"{name} starts at {ast.unparse(init)} while the loop counts on from {start}"
+                lost = f"after a resume: the decay of line {decay.lineno}, applied once per pass, starts over"
+                yield Hit(ctx.statement(init) or init, f"{what} {lost}")
+
+
+_SHRINKS = ast.Mult | ast.Div | ast.FloorDiv
+
+
+def _decayed(ctx: FileContext, loop: ast.For) -> list[tuple[str, ast.stmt]]:
+    """Names the loop's body scales by itself (``lr *= 0.98``, ``lr = lr * gamma``, ``lr /= 10``):
+    a decay whose running value is the only record of how far the schedule has gone."""
+    found: list[tuple[str, ast.stmt]] = []
+    for node in ctx.walk(loop):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, _SHRINKS) and (name := dotted(node.target)):
+            found.append((name, node))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and (name := dotted(node.targets[0])):
+            value = node.value
+            if isinstance(value, ast.BinOp) and isinstance(value.op, _SHRINKS) and dotted(value.left) == name:
+                found.append((name, node))
+    return found
+
+
+def _fresh_start(ctx: FileContext, loop: ast.For, name: str, resumed: set[str]) -> ast.expr | None:
+    """The value ``name`` is given before ``loop`` in its function when every value it is ever
+    given outside its own decay is a constant or a setting (``cfg.TRAIN.ENCODER_LR``,
+    ``args.lr``) and none is given under a resume or from a resumed count: the decay restarts."""
+    values = [v for v in ctx.assignments.get(name, []) if ctx.scope_of(v) is ctx.scope_of(loop)]
+    own = [v for v in values if not any(dotted(n) == name for n in ast.walk(v))]
+    for value in own:
+        if in_resume(ctx, value) or not (isinstance(value, ast.Constant) or dotted(value)):
+            return None  # restored, or computed (from the epoch, the optimizer's param_groups)
+        if dotted(value) in resumed or dotted(value) in ctx.functions:
+            return None
+    inits = [v for v in own if position(v) < position(loop) and not ctx.loops(v)]
+    return inits[-1] if inits and len(inits) == len(own) else None
 
 
 def _counted_from(loop: ast.For) -> str | None:

@@ -4,7 +4,10 @@ run and followed by training. It continues this script's own run, whatever its o
 (DDPG's ``if args.load: agent.load()`` reads ``directory + 'actor.pth'``, which ``agent.save()``
 writes every few episodes), so what the script trains and never saves is lost on it. A file written
 only when a score beats the best so far, with no epoch, step or optimizer in it, is a warm start
-from the best weights, not a resume (``best_saves``)."""
+from the best weights, not a resume (``best_saves``). A path given by an option counts when what
+is read out of it is this file's own checkpoint format: two or more keys, all of them keys of a dict
+this file saves while it trains (vq-vae-2's ``ckpt['model']`` and ``ckpt['args']``, saved as
+``{'model': ..., 'args': args}`` every epoch)."""
 
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ def resumes_own_checkpoint(ctx: FileContext, load: ast.Call) -> bool:
     only its best weights), no save of it runs before the load in the same run, and training
     follows the load (in its scope, or after a call here of the function it sits in)."""
 
-    for read in _torch_loads_feeding(ctx, load):
+    for read in torch_loads_feeding(ctx, load):
         path = path_text(ctx, file_argument(read))
         saves = [save for save, saved in saves_with_paths(ctx) if path is not None and saved == path]
+        saves = saves or _same_format(ctx, read)
         if not saves or any(same_run_before(ctx, save, read) for save in saves):
             continue
         if all(best_only(ctx, save) for save in saves):
@@ -53,7 +57,7 @@ def _not_a_library(ctx: FileContext, call: ast.Call) -> bool:
     return (dotted(call.func) or "").split(".")[0] not in ctx.imports
 
 
-def _torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
+def torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
     """The ``torch.load(...)`` calls whose result ``load`` restores: written inside it, or given to
     a name it reads earlier in the same scope (``ckpt = torch.load(p)``; ``load_state_dict(ckpt['model'])``)."""
     found = [n for a in load.args for n in ast.walk(a) if _is_torch_load(ctx, n)]
@@ -67,3 +71,34 @@ def _torch_loads_feeding(ctx: FileContext, load: ast.Call) -> list[ast.Call]:
 
 def _is_torch_load(ctx: FileContext, node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and ctx.qualname(node.func) == "torch.load"
+
+
+def _same_format(ctx: FileContext, read: ast.Call) -> list[ast.Call]:
+    """The saves of this file whose dict has every key (two or more) read out of ``read``'s result
+    in its scope: the script reads back a checkpoint of its own, wherever the path comes from."""
+    statement = ctx.statement(read)
+    if not (isinstance(statement, ast.Assign) and statement.value is read and len(statement.targets) == 1):
+        return []
+    name = dotted(statement.targets[0])
+    read_keys = {
+        key
+        for node in ctx.walk(ctx.scope_of(read))
+        if isinstance(node, ast.Subscript) and dotted(node.value) == name and (key := _text(node.slice))
+    }
+    if len(read_keys) < 2:
+        return []
+    return [save for save, _ in saves_with_paths(ctx) if read_keys <= _saved_keys(ctx, save)]
+
+
+def _saved_keys(ctx: FileContext, save: ast.Call) -> set[str]:
+    """The string keys of the dict ``save`` writes, written in the call or given to the name it saves
+    in the same scope (``state = {...}; torch.save(state, p)``)."""
+    saved = save.args[0] if save.args else None
+    values = [saved] if saved is not None else []
+    if isinstance(saved, ast.Name):
+        values += [v for v in ctx.assignments.get(saved.id, []) if ctx.scope_of(v) is ctx.scope_of(save)]
+    return {key for v in values if isinstance(v, ast.Dict) for k in v.keys if k is not None and (key := _text(k))}
+
+
+def _text(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None

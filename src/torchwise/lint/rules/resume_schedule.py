@@ -74,8 +74,7 @@ def _continued_from(loop: ast.For, counters: set[str]) -> str | None:
     ``epoch += start_epoch`` as it runs."""
     walked = loop.iter
     if isinstance(walked, ast.Call) and dotted(walked.func) == "range" and len(walked.args) >= 2:
-        start = dotted(walked.args[0])
-        return start if start in counters else None
+        return _counter_in(walked.args[0], counters)
     target = dotted(loop.target)
     for node in loop.body:
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and dotted(node.target) == target:
@@ -83,3 +82,15 @@ def _continued_from(loop: ast.For, counters: set[str]) -> str | None:
             if added in counters:
                 return added
     return None
+
+
+def _counter_in(start: ast.expr, counters: set[str]) -> str | None:
+    """The resumed counter a loop's start is made of: ``start_epoch`` itself, or the same count
+    spelled as a sum (YOLOP's ``range(begin_epoch + 1, end)``: the epoch after the saved one)."""
+    if dotted(start) in counters:
+        return dotted(start)
+    if not (isinstance(start, ast.BinOp) and isinstance(start.op, ast.Add)):
+        return None
+    sides = [dotted(side) for side in (start.left, start.right)]
+    constant = any(isinstance(side, ast.Constant) for side in (start.left, start.right))
+    return next((name for name in sides if name in counters), None) if constant else None

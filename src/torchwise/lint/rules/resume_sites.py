@@ -8,11 +8,12 @@ from __future__ import annotations
 import ast
 import re
 
-from torchwise.lint.ast_names import keyword, method, receiver
+from torchwise.lint.ast_names import dotted, keyword, method, receiver
 from torchwise.lint.context import FileContext, position
 from torchwise.lint.rules.data import argparse_option
+from torchwise.lint.trained import trained_names
 
-_RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint", re.I)
+_RESUME_WORDS = re.compile(r"resume|restart|continue|checkpoint|reload", re.I)
 # `net.load(path)`: a model's own loader (qfgaohao's pytorch-ssd) restores its weights too.
 _LOADS = frozenset({"load_state_dict", "load_weights", "load"})
 
@@ -90,7 +91,6 @@ def _resume_option(ctx: FileContext, test: ast.expr) -> bool:
     return False
 
 
-
 def trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
     """A backward or an optimizer step after ``call`` in ``scope`` or in the functions of this
     file it calls there: what was restored is trained on."""
@@ -99,13 +99,23 @@ def trains_after(ctx: FileContext, scope: ast.AST, call: ast.Call) -> bool:
     return any(ctx.is_backward(c) or ctx.is_optimizer_step(c) for c in reached)
 
 
-
 def restores_weights(ctx: FileContext, call: ast.Call) -> bool:
-    """``model.load_state_dict(...)`` / ``net.load_weights(...)``, or ``model = torch.load(f)``."""
+    """``model.load_state_dict(...)`` / ``net.load_weights(...)``, or ``model = torch.load(f)``. An
+    object whose parameters go to a call bound to an optimizer's name is a model here too (ENAS's
+    ``self.shared_optim = shared_optimizer(self.shared.parameters(), ...)``)."""
     if method(call) in _LOADS and ctx.kind(receiver(call)) == "model":
+        return True
+    if method(call) in _LOADS and ctx.kind(receiver(call)) is None and dotted(receiver(call)) in _trained_by_name(ctx):
         return True
     statement = ctx.statement(call)
     if (ctx.qualname(call.func) or "") != "torch.load" or not isinstance(statement, ast.Assign):
         return False
     return statement.value is call and any(ctx.kind(t) == "model" for t in statement.targets)
 
+
+def _trained_by_name(ctx: FileContext) -> frozenset[str]:
+    """Names whose parameters an optimizer built here trains, an optimizer known by its name too."""
+    return ctx.memo(
+        "trained_by_name",
+        lambda: trained_names(calls=ctx.calls, qualname=ctx.qualname, assignments=ctx.assignments, by_name=True),
+    )
