@@ -47,7 +47,9 @@ def test_tw160_silent_on_numbers_detached_values_and_per_step_lists():
     assert found(HISTORY.replace("append(loss)", "append(loss.item())"), "TW160") == []
     assert found(HISTORY.replace("history_loss.append(loss)", "history_loss.append(float(loss))"), "TW160") == []
     # A list made anew every step lives for that step only.
-    per_step = HISTORY.replace("        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        history_loss = []\n", 1)
+    per_step = HISTORY.replace(
+        "        optimizer.zero_grad()\n", "        optimizer.zero_grad()\n        history_loss = []\n", 1
+    )
     assert found(per_step, "TW160") == []
     # What it cannot see: the loss kept through another name.
     aliased = HISTORY.replace("history_loss.append(loss)", "kept = loss\n        history_loss.append(kept)")
@@ -85,7 +87,9 @@ def test_tw160_silent_on_a_few_repetitions_of_one_step_and_on_a_sum_backpropagat
     melgan = HERE / "worked6" / "seungwonpark_melgan__utils__train.py"
     assert _on_script(melgan, "TW160") == []
     # The sum is the loss of one backward (accumulated over micro-batches): its graph is wanted.
-    once = RUNNING_SUM.replace("        loss.backward()\n", "").replace("    print(", "    loss_sum.backward()\n    print(")
+    once = RUNNING_SUM.replace("        loss.backward()\n", "").replace(
+        "    print(", "    loss_sum.backward()\n    print("
+    )
     assert found(once, "TW160") == []
     # Under no_grad there is no backward and no graph: an evaluation's sum is not reported.
     assert found(RUNNING_SUM.replace("loss.backward()", "pass"), "TW160") == []
@@ -170,7 +174,9 @@ def test_tw129_silent_on_sums_of_other_values_and_on_arrays():
     # An accuracy count added to the sum: its shape is the caller's to know.
     assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= correct.data"), "TW129") == []
     # A sum that starts as an array has an index 0.
-    assert found(RUNNING_DATA.replace("s_total_loss0 = 0\n    for", "s_total_loss0 = np.zeros(2)\n    for"), "TW129") == []
+    assert (
+        found(RUNNING_DATA.replace("s_total_loss0 = 0\n    for", "s_total_loss0 = np.zeros(2)\n    for"), "TW129") == []
+    )
     # .item() numbers: the [0] of a float raises TypeError, but nothing here says it is a tensor sum.
     assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= s_loss0.item()"), "TW129") == []
     assert found(RUNNING_DATA.replace("+= s_loss0.data", "+= len(data) * s_loss0.item()"), "TW129") == []
@@ -209,7 +215,11 @@ def test_tw161_silent_on_full_passes_sampled_batches_training_loaders_and_a_dry_
     assert found(built + "imgs = next(iter(val_loader))\n" + counted, "TW161") == []  # pix2pix's samples
     assert found(built.replace("val_", "train_") + counted.replace("val_", "train_"), "TW161") == []
     # What it cannot see: the early stop made inside a function the loader is handed to.
-    helper = built + "def run(loader):\n" + "".join("    " + line + "\n" for line in counted.replace("val_loader", "loader").splitlines())
+    helper = (
+        built
+        + "def run(loader):\n"
+        + "".join("    " + line + "\n" for line in counted.replace("val_loader", "loader").splitlines())
+    )
     assert found(helper + "run(val_loader)\n", "TW161") == []
 
 

@@ -53,7 +53,10 @@ def model_not_on_device(ctx: FileContext) -> Iterator[Hit]:
     moved = {_last(dotted(receiver(c))) for c in ctx.calls if method(c) in _MOVES}
     # `to_device(device, policy_net, value_net)`: a function named for moving, handed the model.
     handed_to_mover = {
-        dotted(a) for c in ctx.calls if _MOVER.search(_last(dotted(c.func))) for a in [*c.args, *(k.value for k in c.keywords)]
+        dotted(a)
+        for c in ctx.calls
+        if _MOVER.search(_last(dotted(c.func)))
+        for a in [*c.args, *(k.value for k in c.keywords)]
     }
     for model in sorted(ctx.trained):
         parts = model.split(".")

@@ -60,15 +60,15 @@ def evaluation_loader_shuffled(ctx: FileContext) -> Iterator[Hit]:
             continue  # a full pass: the order changes no score
         where = f"line {subset.lineno} stops the pass early, so each evaluation scores another random subset"
         shuffle = keyword(call, "shuffle")
-        yield Hit(shuffle or call, f"{names[0] if names else 'an evaluation loader'} shuffles an evaluation set; {where}")
+        yield Hit(
+            shuffle or call, f"{names[0] if names else 'an evaluation loader'} shuffles an evaluation set; {where}"
+        )
 
 
 def _sampled(ctx: FileContext, names: list[str]) -> bool:
     """``next(iter(val_dataloader))``: a random batch drawn for samples (pix2pix's
     ``sample_images``), where the shuffle is the point."""
-    return any(
-        dotted(c.func) == "iter" and c.args and dotted(c.args[0]) in names for c in ctx.calls
-    )
+    return any(dotted(c.func) == "iter" and c.args and dotted(c.args[0]) in names for c in ctx.calls)
 
 
 def _evaluation_dataset(ctx: FileContext, call: ast.Call) -> bool:
