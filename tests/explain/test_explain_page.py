@@ -126,7 +126,9 @@ def test_a_held_out_round_s_figures_are_its_verdicts_on_the_texts_committed_firs
     assert int(row.group(5)) == round(100 * count["wrong"] / len(verdicts))
 
 
-@pytest.mark.parametrize("folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"])
+@pytest.mark.parametrize(
+    "folder", ["heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9", "heldout10"]
+)
 def test_a_held_out_round_s_answers_judged_right_stay_as_measured(folder):
     # a regression floor, pinned after the one measurement: the rules were not tuned to it
     verdicts = yaml.safe_load((ROOT / "tests/explain" / folder / "verdicts.yaml").read_text())
